@@ -1,0 +1,107 @@
+//===- LayoutStateFields.cpp - Entry-major state arenas -------------------===//
+//
+// The arithmetic lives in poolrt (StateArena.h) so that sizing, the report,
+// the artifact and the runtime allocation all come from one expression.
+//
+//===----------------------------------------------------------------------===//
+
+#include "dialects/Pool/IR/PoolOps.h"
+#include "passes/Passes.h"
+
+#include "poolrt/Runs.h"
+#include "poolrt/StateArena.h"
+
+#include "llvm/ADT/MapVector.h"
+#include "llvm/ADT/StringMap.h"
+
+namespace mlir::pool {
+#define GEN_PASS_DEF_LAYOUTSTATEFIELDS
+#include "passes/Passes.h.inc"
+
+namespace {
+
+LogicalResult layoutModel(ModelOp model, llvm::Statistic &numArenas,
+                          llvm::Statistic &numFields) {
+  Builder b(model.getContext());
+  llvm::MapVector<StringRef, SmallVector<StateFieldOp>> fieldsByClass;
+  for (StateFieldOp f : model.getBodyBlock().getOps<StateFieldOp>())
+    fieldsByClass[f.getEntryClass()].push_back(f);
+
+  llvm::StringMap<EntryClassOp> seen;
+  for (EntryClassOp cls : model.getBodyBlock().getOps<EntryClassOp>()) {
+    auto [it, inserted] = seen.try_emplace(cls.getName(), cls);
+    if (!inserted) {
+      auto diag = cls.emitOpError("entry class '")
+                  << cls.getName()
+                  << "' is declared more than once; run "
+                     "pool-merge-entry-classes first";
+      diag.attachNote(it->second.getLoc()) << "first declared here";
+      return diag;
+    }
+    int64_t explicitBytes = cls.getBytes() ? int64_t(*cls.getBytes()) : 0;
+    int64_t arena = 0;
+    auto fit = fieldsByClass.find(cls.getName());
+    if (fit != fieldsByClass.end()) {
+      std::vector<poolrt::StateField> fields;
+      for (StateFieldOp f : fit->second) {
+        auto field = toStateField(f);
+        if (!field)
+          return f.emitOpError(field.error().message);
+        fields.push_back(field.value());
+      }
+      auto extents = poolrt::fieldExtents(fields);
+      auto bytes = poolrt::entryBytesFor(fields);
+      auto ranges = poolrt::checkpointRangesFor(fields);
+      if (!extents || !bytes || !ranges)
+        return cls.emitOpError("entry class '")
+               << cls.getName() << "': "
+               << (!extents  ? extents.error().message
+                   : !bytes ? bytes.error().message
+                            : ranges.error().message);
+      auto merged = poolrt::mergeAbutting(ranges.value());
+      if (!merged)
+        return cls.emitOpError(merged.error().message);
+      for (auto [op, ext] : llvm::zip(fit->second, extents.value())) {
+        op.setOffsetAttr(b.getI64IntegerAttr(ext.begin));
+        op.setEndAttr(b.getI64IntegerAttr(ext.end));
+        ++numFields;
+      }
+      SmallVector<int64_t> flat;
+      for (auto [off, len] : merged.value()) {
+        flat.push_back(off);
+        flat.push_back(len);
+      }
+      arena = bytes.value();
+      cls.setArenaBytesAttr(b.getI64IntegerAttr(arena));
+      cls.setCheckpointRangesAttr(b.getDenseI64ArrayAttr(flat));
+      ++numArenas;
+      if (!cls.getDerived() && explicitBytes < arena)
+        return cls.emitOpError("entry class '")
+               << cls.getName() << "' declares " << explicitBytes
+               << " bytes, but its state fields need an arena of " << arena
+               << " bytes";
+    } else if (cls.getDerived()) {
+      return cls.emitOpError("entry class '")
+             << cls.getName()
+             << "' derives its bytes, but nothing in this model derives them "
+                "(no state field names it)";
+    }
+    int64_t entry = explicitBytes;
+    if (cls.getDerived() && __builtin_add_overflow(explicitBytes, arena, &entry))
+      return cls.emitOpError("entry class '")
+             << cls.getName() << "': entry bytes overflow 64-bit arithmetic";
+    cls.setEntryBytesAttr(b.getI64IntegerAttr(entry));
+  }
+  return success();
+}
+
+struct LayoutStateFields : impl::LayoutStateFieldsBase<LayoutStateFields> {
+  using LayoutStateFieldsBase::LayoutStateFieldsBase;
+  void runOnOperation() override {
+    for (ModelOp model : getOperation().getOps<ModelOp>())
+      if (failed(layoutModel(model, numArenas, numFields)))
+        return signalPassFailure();
+  }
+};
+} // namespace
+} // namespace mlir::pool

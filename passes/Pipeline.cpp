@@ -1,0 +1,15 @@
+//===- Pipeline.cpp - The poolc pass pipeline -----------------------------===//
+
+#include "passes/Passes.h"
+
+void mlir::pool::buildPoolPipeline(OpPassManager &pm,
+                                   const PlanOptions &options) {
+  pm.addPass(createPoolVerify());
+  pm.addPass(createMergeEntryClasses());
+  pm.addPass(createLayoutStateFields());
+  PlanPoolsOptions plan;
+  plan.budget = options.budget;
+  plan.maxNumSeqs = options.maxNumSeqs;
+  plan.ppMinBlocks = options.ppMinBlocks;
+  pm.addPass(createPlanPools(plan));
+}

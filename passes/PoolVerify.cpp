@@ -1,0 +1,106 @@
+//===- PoolVerify.cpp - Check that a model can be compiled ----------------===//
+
+#include "dialects/Pool/IR/PoolOps.h"
+#include "passes/Passes.h"
+
+#include "poolrt/StateArena.h"
+
+#include "llvm/ADT/MapVector.h"
+#include "llvm/ADT/StringMap.h"
+
+namespace mlir::pool {
+#define GEN_PASS_DEF_POOLVERIFY
+#include "passes/Passes.h.inc"
+
+namespace {
+
+struct ClassGroup {
+  SmallVector<EntryClassOp> decls;
+  bool derived = false;
+  bool anyBytes = false;
+  int64_t bytes = 0; // sum of explicit bytes (saturating; only compared)
+};
+
+LogicalResult verifyModel(ModelOp model) {
+  llvm::MapVector<StringRef, ClassGroup> groups;
+  llvm::MapVector<StringRef, SmallVector<StateFieldOp>> fieldsByClass;
+  for (Operation &op : model.getBodyBlock()) {
+    if (auto cls = dyn_cast<EntryClassOp>(op)) {
+      ClassGroup &g = groups[cls.getName()];
+      g.decls.push_back(cls);
+      g.derived |= cls.getDerived();
+      if (auto b = cls.getBytes()) {
+        g.anyBytes = true;
+        int64_t sum;
+        g.bytes = __builtin_add_overflow(g.bytes, int64_t(*b), &sum)
+                      ? INT64_MAX
+                      : sum;
+      }
+    } else if (auto field = dyn_cast<StateFieldOp>(op)) {
+      fieldsByClass[field.getEntryClass()].push_back(field);
+    }
+  }
+  if (groups.empty())
+    return model.emitOpError("model '")
+           << model.getName() << "' declares no entry class";
+
+  // Structure before budget (quirk Q4): one PAGE class name at most.
+  SmallVector<EntryClassOp> pages;
+  for (auto &[name, g] : groups)
+    if (g.decls.front().isPage())
+      pages.push_back(g.decls.front());
+  if (pages.size() > 1) {
+    std::string list = "[";
+    for (auto [i, p] : llvm::enumerate(pages))
+      list += (i ? ", '" : "'") + p.getName().str() + "'";
+    list += "]";
+    auto diag = model.emitOpError("more than one PAGE entry class: ") << list;
+    for (EntryClassOp p : pages)
+      diag.attachNote(p.getLoc()) << "PAGE class '" << p.getName() << "'";
+    return diag;
+  }
+
+  for (auto &[name, g] : groups) {
+    EntryClassOp first = g.decls.front();
+    auto fit = fieldsByClass.find(name);
+    bool hasFields = fit != fieldsByClass.end();
+    if (g.derived && first.isPage())
+      return first.emitOpError("entry class '")
+             << name
+             << "': derived PAGE bytes come from a row-space solve, which "
+                "this compiler does not run yet; declare bytes explicitly";
+    if (g.derived && !hasFields)
+      return first.emitOpError("entry class '")
+             << name
+             << "' derives its bytes from state fields, but no state field "
+                "names it";
+    if (!g.derived && hasFields) {
+      std::vector<poolrt::StateField> fields;
+      for (StateFieldOp f : fit->second)
+        fields.push_back(toStateField(f).value()); // op verifier passed
+      auto arena = poolrt::entryBytesFor(fields);
+      if (!arena)
+        return first.emitOpError(arena.error().message);
+      if (g.bytes < *arena)
+        return first.emitOpError("entry class '")
+               << name << "' declares " << g.bytes
+               << " bytes, but its state fields need an arena of " << *arena
+               << " bytes";
+    }
+  }
+  return success();
+}
+
+struct PoolVerify : impl::PoolVerifyBase<PoolVerify> {
+  using PoolVerifyBase::PoolVerifyBase;
+  void runOnOperation() override {
+    for (ModelOp model : getOperation().getOps<ModelOp>()) {
+      ++numModels;
+      if (failed(verifyModel(model)))
+        return signalPassFailure();
+    }
+    markAllAnalysesPreserved();
+  }
+};
+} // namespace
+} // namespace mlir::pool

@@ -1,0 +1,67 @@
+//===- Checked.h - Overflow-checked 64-bit arithmetic -----------*- C++ -*-===//
+//
+// Every byte count in a layout is a product of declared numbers (layers x
+// shape x itemsize, entries x entry bytes, ...). A silent wrap would size a
+// pool from garbage, so all of it goes through these helpers, which report
+// overflow instead of wrapping.
+//
+//===----------------------------------------------------------------------===//
+#ifndef POOLRT_CHECKED_H
+#define POOLRT_CHECKED_H
+
+#include "poolrt/Status.h"
+
+#include <cstdint>
+#include <string>
+
+namespace poolrt {
+
+inline bool mulOverflows(int64_t a, int64_t b, int64_t &out) {
+  return __builtin_mul_overflow(a, b, &out);
+}
+inline bool addOverflows(int64_t a, int64_t b, int64_t &out) {
+  return __builtin_add_overflow(a, b, &out);
+}
+inline bool subOverflows(int64_t a, int64_t b, int64_t &out) {
+  return __builtin_sub_overflow(a, b, &out);
+}
+
+inline Result<int64_t> checkedMul(int64_t a, int64_t b, const char *what) {
+  int64_t r;
+  if (mulOverflows(a, b, r))
+    return Error::invalid(std::string(what) + ": " + std::to_string(a) +
+                          " * " + std::to_string(b) +
+                          " overflows 64-bit arithmetic");
+  return r;
+}
+
+inline Result<int64_t> checkedAdd(int64_t a, int64_t b, const char *what) {
+  int64_t r;
+  if (addOverflows(a, b, r))
+    return Error::invalid(std::string(what) + ": " + std::to_string(a) +
+                          " + " + std::to_string(b) +
+                          " overflows 64-bit arithmetic");
+  return r;
+}
+
+/// Round `n` (>= 0) up to a multiple of `align` (> 0); fails on overflow.
+inline Result<int64_t> checkedAlignUp(int64_t n, int64_t align,
+                                      const char *what) {
+  int64_t bumped;
+  if (addOverflows(n, align - 1, bumped))
+    return Error::invalid(std::string(what) + ": aligning " +
+                          std::to_string(n) + " overflows 64-bit arithmetic");
+  return bumped / align * align;
+}
+
+/// Floor division for a possibly negative numerator (Python's //).
+inline int64_t floorDiv(int64_t a, int64_t b) {
+  int64_t q = a / b;
+  if ((a % b != 0) && ((a < 0) != (b < 0)))
+    --q;
+  return q;
+}
+
+} // namespace poolrt
+
+#endif // POOLRT_CHECKED_H
