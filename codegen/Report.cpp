@@ -1,0 +1,224 @@
+//===- Report.cpp - The layout report (JSON) and the text table -----------===//
+
+#include "codegen/Report.h"
+#include "dialects/Pool/IR/PoolOps.h"
+
+#include "llvm/Support/Format.h"
+
+#include <cmath>
+
+using namespace mlir;
+using namespace mlir::pool;
+namespace json = llvm::json;
+
+static json::Value fillValue(double v) {
+  if (std::isinf(v))
+    return v < 0 ? "-inf" : "inf";
+  return v;
+}
+
+json::Value mlir::pool::buildReport(ModuleOp module, const ReportInputs &inputs,
+                                    std::string &error) {
+  auto models = module.getOps<ModelOp>();
+  if (models.empty()) {
+    error = "no pool.model in the module";
+    return nullptr;
+  }
+  ModelOp model = *models.begin();
+  if (!model.getTotalReservedBytes()) {
+    error = "the model is not planned (run pool-plan-pools first)";
+    return nullptr;
+  }
+  int64_t budget = int64_t(*model.getBudget());
+  int64_t total = int64_t(*model.getTotalReservedBytes());
+
+  json::Array planes;
+  int64_t numLayers = 0;
+  json::Array ratios;
+  json::Array classes, arenas;
+  json::Value pagedClass = nullptr;
+  int64_t pagedEntries = 0;
+  for (Operation &op : model.getBodyBlock()) {
+    if (auto p = dyn_cast<PlaneOp>(op))
+      planes.push_back(json::Object{{"name", p.getName()},
+                                    {"row_bytes", int64_t(p.getRowBytes())},
+                                    {"dtype", p.getDtype()}});
+    else if (auto l = dyn_cast<LayersOp>(op)) {
+      numLayers = int64_t(l.getRatios().size());
+      for (int64_t r : l.getRatios())
+        ratios.push_back(r);
+    }
+  }
+  for (EntryClassOp c : model.getBodyBlock().getOps<EntryClassOp>()) {
+    if (!c.getEntries() || !c.getEntryBytes()) {
+      error = "entry class '" + c.getName().str() + "' is not planned";
+      return nullptr;
+    }
+    json::Value transfer = nullptr;
+    if (auto t = c.getTransferAttr()) {
+      json::Object o{{"kind", t.getKind()}};
+      if (t.getKind() == "fork")
+        o["tokens"] = t.getTokens();
+      if (t.getKind() == "copy")
+        o["layout_id"] = t.getLayoutId();
+      transfer = std::move(o);
+    }
+    json::Object cls{
+        {"name", c.getName()},
+        {"pool", c.getPool()},
+        {"entries", int64_t(*c.getEntries())},
+        {"entry_bytes", int64_t(*c.getEntryBytes())},
+        {"reserved_bytes", int64_t(*c.getReservedBytes())},
+        {"entries_per_req", int64_t(c.getEntriesPerReq())},
+        {"extra_entries", int64_t(c.getExtraEntries())},
+        {"bytes_source", c.getDerived() ? (c.getBytes() ? "declared+derived"
+                                                        : "derived")
+                                        : "declared"},
+        {"transfer", std::move(transfer)},
+        {"region_offset", int64_t(*c.getRegionOffset())},
+    };
+    if (c.isPage()) {
+      pagedClass = c.getName();
+      pagedEntries = int64_t(*c.getEntries());
+    }
+    classes.push_back(std::move(cls));
+
+    if (!c.getArenaBytes())
+      continue;
+    json::Array fields, ranges;
+    int64_t carried = 0;
+    for (StateFieldOp f : model.getBodyBlock().getOps<StateFieldOp>()) {
+      if (f.getEntryClass() != c.getName())
+        continue;
+      json::Array shape;
+      for (int64_t d : f.getShape())
+        shape.push_back(d);
+      fields.push_back(json::Object{
+          {"name", f.getName()},
+          {"offset", int64_t(*f.getOffset())},
+          {"end", int64_t(*f.getEnd())},
+          {"bytes", int64_t(*f.getEnd()) - int64_t(*f.getOffset())},
+          {"layers", int64_t(f.getLayers())},
+          {"shape", std::move(shape)},
+          {"dtype", f.getDtype()},
+          {"fill", fillValue(f.getFill().convertToDouble())},
+          {"align", int64_t(f.getAlign())},
+          {"in_checkpoint", f.getInCheckpoint()},
+      });
+    }
+    ArrayRef<int64_t> flat = *c.getCheckpointRanges();
+    for (size_t i = 0; i + 1 < flat.size(); i += 2) {
+      ranges.push_back(json::Array{flat[i], flat[i + 1]});
+      carried += flat[i + 1];
+    }
+    arenas.push_back(json::Object{
+        {"class", c.getName()},
+        {"entry_bytes", int64_t(*c.getArenaBytes())},
+        {"slot_stride", int64_t(*c.getEntryBytes())},
+        {"fields", std::move(fields)},
+        {"checkpoint_ranges", std::move(ranges)},
+        {"checkpoint_bytes", carried},
+    });
+  }
+
+  json::Object params;
+  for (const auto &[k, v] : inputs.params)
+    params[k] = v;
+  return json::Object{
+      {"schema", "poolc-report/1"},
+      {"model", model.getName()},
+      {"source", inputs.source},
+      {"inputs",
+       json::Object{{"budget_bytes", budget},
+                    {"max_num_seqs", int64_t(*model.getMaxNumSeqs())},
+                    {"pp_min_blocks", inputs.ppMinBlocks >= 0
+                                          ? json::Value(inputs.ppMinBlocks)
+                                          : json::Value(nullptr)},
+                    {"params", std::move(params)}}},
+      {"geometry",
+       json::Object{{"block_size", int64_t(model.getBlockSize())},
+                    {"hash_block_size", int64_t(model.getHashBlockSize())},
+                    {"sliding_window", int64_t(model.getSlidingWindow())},
+                    {"spec_depth", int64_t(model.getSpecDepth())},
+                    {"num_layers", numLayers},
+                    {"layer_ratios", std::move(ratios)},
+                    {"planes", std::move(planes)}}},
+      {"entry_classes", std::move(classes)},
+      {"arenas", std::move(arenas)},
+      {"paged_class", std::move(pagedClass)},
+      {"paged_entries", pagedEntries},
+      {"total_reserved_bytes", total},
+      {"unreserved_bytes", budget - total},
+      {"allocation_bytes", int64_t(*model.getAllocationBytes())},
+  };
+}
+
+static std::string withCommas(int64_t v) {
+  std::string digits = std::to_string(v < 0 ? -v : v), out;
+  for (size_t i = 0; i < digits.size(); ++i) {
+    if (i && (digits.size() - i) % 3 == 0)
+      out += ',';
+    out += digits[i];
+  }
+  return (v < 0 ? "-" : "") + out;
+}
+
+static std::string gib(int64_t bytes) {
+  std::string s;
+  llvm::raw_string_ostream os(s);
+  os << llvm::format("%.2f GiB", double(bytes) / double(1ull << 30));
+  return s;
+}
+
+void mlir::pool::printTextReport(const json::Value &report,
+                                 llvm::raw_ostream &os) {
+  const json::Object &r = *report.getAsObject();
+  const json::Object &in = *r.getObject("inputs");
+  int64_t budget = *in.getInteger("budget_bytes");
+  os << "model " << *r.getString("model") << "  (" << *r.getString("source")
+     << ")\n";
+  os << "budget " << withCommas(budget) << " B (" << gib(budget) << "), "
+     << *in.getInteger("max_num_seqs") << " sequences\n\n";
+  os << llvm::format("%-12s %-6s %12s %14s %20s %8s %16s\n", "class", "pool",
+                     "entries", "entry bytes", "reserved bytes", "per req",
+                     "region offset");
+  for (const json::Value &v : *r.getArray("entry_classes")) {
+    const json::Object &c = *v.getAsObject();
+    os << llvm::format("%-12s %-6s %12s %14s %20s %8lld %16s\n",
+                       c.getString("name")->str().c_str(),
+                       c.getString("pool")->str().c_str(),
+                       withCommas(*c.getInteger("entries")).c_str(),
+                       withCommas(*c.getInteger("entry_bytes")).c_str(),
+                       withCommas(*c.getInteger("reserved_bytes")).c_str(),
+                       (long long)*c.getInteger("entries_per_req"),
+                       withCommas(*c.getInteger("region_offset")).c_str());
+  }
+  int64_t total = *r.getInteger("total_reserved_bytes");
+  os << "\ntotal reserved " << withCommas(total) << " B (" << gib(total)
+     << "), unreserved " << withCommas(*r.getInteger("unreserved_bytes"))
+     << " B, one allocation of "
+     << withCommas(*r.getInteger("allocation_bytes")) << " B\n";
+  const json::Object &geo = *r.getObject("geometry");
+  int64_t bs = *geo.getInteger("block_size");
+  int64_t paged = *r.getInteger("paged_entries");
+  os << "paged history: " << withCommas(paged) << " blocks x " << bs
+     << " tokens = " << withCommas(paged * bs) << " tokens\n";
+  for (const json::Value &v : *r.getArray("arenas")) {
+    const json::Object &a = *v.getAsObject();
+    os << "\narena of '" << *a.getString("class") << "': entry "
+       << withCommas(*a.getInteger("entry_bytes")) << " B, checkpoint carries "
+       << withCommas(*a.getInteger("checkpoint_bytes")) << " B\n";
+    os << llvm::format("  %-18s %14s %14s %6s %-8s %s\n", "field", "offset",
+                       "end", "layers", "dtype", "ckpt");
+    for (const json::Value &fv : *a.getArray("fields")) {
+      const json::Object &f = *fv.getAsObject();
+      os << llvm::format("  %-18s %14s %14s %6lld %-8s %s\n",
+                         f.getString("name")->str().c_str(),
+                         withCommas(*f.getInteger("offset")).c_str(),
+                         withCommas(*f.getInteger("end")).c_str(),
+                         (long long)*f.getInteger("layers"),
+                         f.getString("dtype")->str().c_str(),
+                         *f.getBoolean("in_checkpoint") ? "yes" : "no");
+    }
+  }
+}

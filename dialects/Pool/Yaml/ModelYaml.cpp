@@ -1,0 +1,399 @@
+//===- ModelYaml.cpp - Read a model declaration from YAML -----------------===//
+//
+// Built with -fexceptions: yaml-cpp reports with exceptions, which are caught
+// here and turned into YamlError values. Every check names the key path and
+// the node's line and column. Semantic rules that the dialect verifiers own
+// (entries_per_req of STATE classes, field alignment, unique names, ...) are
+// left to them; they report at the item's location.
+//
+//===----------------------------------------------------------------------===//
+
+#include "dialects/Pool/Yaml/ModelDecl.h"
+
+#include "poolrt/StateArena.h"
+
+#include <yaml-cpp/yaml.h>
+
+#include <cerrno>
+#include <cmath>
+#include <cstdlib>
+#include <set>
+
+namespace pool::yaml {
+namespace {
+
+constexpr size_t kMaxLayers = 1 << 20;
+
+struct Failure {
+  SrcLoc loc;
+  std::string message;
+};
+
+SrcLoc locOf(const YAML::Node &n) {
+  YAML::Mark m = n.Mark();
+  if (m.line < 0)
+    return {};
+  return {m.line + 1, m.column + 1};
+}
+
+const char *kindName(const YAML::Node &n) {
+  switch (n.Type()) {
+  case YAML::NodeType::Map:
+    return "a mapping";
+  case YAML::NodeType::Sequence:
+    return "a sequence";
+  case YAML::NodeType::Scalar:
+    return "a scalar";
+  case YAML::NodeType::Null:
+    return "nothing";
+  default:
+    return "an undefined node";
+  }
+}
+
+class Reader {
+public:
+  explicit Reader(std::vector<std::pair<std::string, int64_t>> &params)
+      : params(params) {}
+
+  [[noreturn]] void fail(const YAML::Node &n, const std::string &path,
+                         const std::string &msg) {
+    throw Failure{locOf(n), path + ": " + msg};
+  }
+
+  /// Check a mapping's keys: all known, none twice, required ones present.
+  void checkMap(const YAML::Node &n, const std::string &path,
+                const std::set<std::string> &known,
+                const std::set<std::string> &required) {
+    if (!n.IsMap())
+      fail(n, path, std::string("expected a mapping, got ") + kindName(n));
+    std::set<std::string> seen;
+    for (auto it = n.begin(); it != n.end(); ++it) {
+      const YAML::Node &k = it->first;
+      if (!k.IsScalar())
+        fail(k, path, "keys must be plain names");
+      std::string key = k.Scalar();
+      std::string sub = path.empty() ? key : path + "." + key;
+      if (!known.count(key)) {
+        std::string list;
+        for (const std::string &s : known)
+          list += (list.empty() ? "" : ", ") + s;
+        fail(k, sub, "unknown key (expected one of: " + list + ")");
+      }
+      if (!seen.insert(key).second)
+        fail(k, sub, "key given twice");
+    }
+    for (const std::string &r : required)
+      if (!seen.count(r))
+        fail(n, path.empty() ? r : path + "." + r, "required key is missing");
+  }
+
+  std::string str(const YAML::Node &n, const std::string &path) {
+    if (!n.IsScalar())
+      fail(n, path, std::string("expected a string, got ") + kindName(n));
+    if (n.Scalar().empty())
+      fail(n, path, "expected a non-empty string");
+    return n.Scalar();
+  }
+
+  int64_t integer(const YAML::Node &n, const std::string &path,
+                  int64_t min = INT64_MIN) {
+    if (!n.IsScalar())
+      fail(n, path, std::string("expected an integer, got ") + kindName(n));
+    const std::string &text = n.Scalar();
+    if (text == "true" || text == "false")
+      fail(n, path, "expected an integer, got the boolean '" + text + "'");
+    int64_t v;
+    std::string msg;
+    if (!evalIntExpr(text, params, v, msg))
+      fail(n, path, "expected an integer: " + msg);
+    if (v < min) {
+      const char *what = min == 0   ? "a non-negative integer"
+                         : min == 1 ? "an integer >= 1"
+                                    : "a larger integer";
+      fail(n, path, std::string("expected ") + what + ", got '" + text + "'" +
+                        (text == std::to_string(v)
+                             ? std::string()
+                             : " = " + std::to_string(v)));
+    }
+    return v;
+  }
+
+  bool boolean(const YAML::Node &n, const std::string &path) {
+    if (n.IsScalar() && n.Scalar() == "true")
+      return true;
+    if (n.IsScalar() && n.Scalar() == "false")
+      return false;
+    fail(n, path,
+         std::string("expected true or false, got ") +
+             (n.IsScalar() ? "'" + n.Scalar() + "'" : kindName(n)));
+  }
+
+  double number(const YAML::Node &n, const std::string &path) {
+    if (!n.IsScalar())
+      fail(n, path, std::string("expected a number, got ") + kindName(n));
+    std::string t = n.Scalar();
+    if (t == "inf" || t == ".inf" || t == "+inf" || t == "+.inf")
+      return INFINITY;
+    if (t == "-inf" || t == "-.inf")
+      return -INFINITY;
+    const char *b = t.c_str();
+    char *e = nullptr;
+    errno = 0;
+    double v = std::strtod(b, &e);
+    if (t.empty() || e != b + t.size() || std::isnan(v) || errno == ERANGE ||
+        std::isinf(v))
+      fail(n, path, "expected a number (or inf, -inf), got '" + t + "'");
+    return v;
+  }
+
+  std::string dtype(const YAML::Node &n, const std::string &path) {
+    std::string d = str(n, path);
+    if (!poolrt::parseDType(d))
+      fail(n, path, "unknown dtype '" + d + "' (expected one of " +
+                        poolrt::dtypeNameList() + ")");
+    return d;
+  }
+
+  template <typename F>
+  void list(const YAML::Node &n, const std::string &path, F &&each) {
+    if (!n.IsSequence())
+      fail(n, path, std::string("expected a sequence, got ") + kindName(n));
+    size_t i = 0;
+    for (auto it = n.begin(); it != n.end(); ++it, ++i)
+      each(*it, path + "[" + std::to_string(i) + "]");
+  }
+
+  void ratioItems(const YAML::Node &n, const std::string &path,
+                  std::vector<int64_t> &out) {
+    list(n, path, [&](const YAML::Node &item, const std::string &p) {
+      if (item.IsMap()) {
+        checkMap(item, p, {"repeat", "times"}, {"repeat", "times"});
+        int64_t times = integer(item["times"], p + ".times", 0);
+        std::vector<int64_t> group;
+        ratioItems(item["repeat"], p + ".repeat", group);
+        if (!group.empty() &&
+            (uint64_t)times > (kMaxLayers - out.size()) / group.size())
+          fail(item, p, "expands to more than " + std::to_string(kMaxLayers) +
+                            " layers");
+        for (int64_t t = 0; t < times; ++t)
+          out.insert(out.end(), group.begin(), group.end());
+        return;
+      }
+      int64_t r = integer(item, p);
+      if (r != 0 && r != 4 && r != 128 && r != -1)
+        fail(item, p, "unknown compress ratio " + std::to_string(r) +
+                          " (expected 0 dense, 4 CSA, 128 HCA or -1 absent)");
+      if (out.size() >= kMaxLayers)
+        fail(item, p, "more than " + std::to_string(kMaxLayers) + " layers");
+      out.push_back(r);
+    });
+  }
+
+  void readParams(const YAML::Node &n,
+                  const std::vector<std::pair<std::string, int64_t>> &overrides) {
+    if (n && !n.IsMap())
+      fail(n, "params", std::string("expected a mapping, got ") + kindName(n));
+    std::set<std::string> seen;
+    if (n) {
+      for (auto it = n.begin(); it != n.end(); ++it) {
+        std::string name = str(it->first, "params");
+        std::string p = "params." + name;
+        bool ident = !name.empty() && (std::isalpha((unsigned char)name[0]) ||
+                                       name[0] == '_');
+        for (char c : name)
+          ident &= std::isalnum((unsigned char)c) || c == '_';
+        if (!ident)
+          fail(it->first, p, "a parameter name is a letter or '_' followed "
+                             "by letters, digits or '_'");
+        if (!seen.insert(name).second)
+          fail(it->first, p, "key given twice");
+        int64_t v = integer(it->second, p); // may use earlier params
+        params.push_back({name, v});
+      }
+    }
+    for (const auto &[name, value] : overrides) {
+      bool found = false;
+      for (auto &[p, v] : params)
+        if (p == name) {
+          v = value;
+          found = true;
+        }
+      if (!found)
+        throw Failure{{}, "--param " + name +
+                              ": the model declares no such parameter"};
+    }
+  }
+
+  void readModel(const YAML::Node &root, ModelDecl &m,
+                 const std::vector<std::pair<std::string, int64_t>> &overrides) {
+    if (!root.IsMap())
+      fail(root, "(top level)",
+           std::string("expected a mapping, got ") + kindName(root));
+    checkMap(root, "",
+             {"name", "params", "block_size", "hash_block_size",
+              "sliding_window", "speculation_depth", "planes", "layers",
+              "state_fields", "entry_classes"},
+             {"name", "block_size", "entry_classes"});
+    m.loc = locOf(root);
+    readParams(root["params"], overrides);
+    m.params = params;
+    m.name = str(root["name"], "name");
+    m.blockSize = integer(root["block_size"], "block_size", 1);
+    m.hashBlockSize = root["hash_block_size"]
+                          ? integer(root["hash_block_size"], "hash_block_size", 1)
+                          : m.blockSize;
+    if (root["sliding_window"])
+      m.slidingWindow = integer(root["sliding_window"], "sliding_window", 0);
+    if (root["speculation_depth"])
+      m.specDepth = integer(root["speculation_depth"], "speculation_depth", 0);
+    if (root["planes"])
+      list(root["planes"], "planes",
+           [&](const YAML::Node &n, const std::string &p) {
+             checkMap(n, p, {"name", "row_bytes", "dtype"},
+                      {"name", "row_bytes", "dtype"});
+             PlaneDecl d;
+             d.loc = locOf(n);
+             d.name = str(n["name"], p + ".name");
+             d.rowBytes = integer(n["row_bytes"], p + ".row_bytes", 1);
+             d.dtype = dtype(n["dtype"], p + ".dtype");
+             m.planes.push_back(d);
+           });
+    if (root["layers"]) {
+      std::vector<int64_t> ratios;
+      ratioItems(root["layers"], "layers", ratios);
+      if (ratios.empty())
+        fail(root["layers"], "layers", "needs at least one layer");
+      m.layers = std::move(ratios);
+      m.layersLoc = locOf(root["layers"]);
+    }
+    if (root["state_fields"])
+      list(root["state_fields"], "state_fields",
+           [&](const YAML::Node &n, const std::string &p) {
+             checkMap(n, p,
+                      {"name", "class", "layers", "shape", "dtype", "fill",
+                       "align", "in_checkpoint"},
+                      {"name", "class", "layers", "shape", "dtype"});
+             FieldDecl d;
+             d.loc = locOf(n);
+             d.name = str(n["name"], p + ".name");
+             d.entryClass = str(n["class"], p + ".class");
+             d.layers = integer(n["layers"], p + ".layers", 0);
+             list(n["shape"], p + ".shape",
+                  [&](const YAML::Node &dim, const std::string &dp) {
+                    d.shape.push_back(integer(dim, dp, 0));
+                  });
+             d.dtype = dtype(n["dtype"], p + ".dtype");
+             if (n["fill"])
+               d.fill = number(n["fill"], p + ".fill");
+             if (n["align"])
+               d.align = integer(n["align"], p + ".align", 0);
+             if (n["in_checkpoint"])
+               d.inCheckpoint = boolean(n["in_checkpoint"], p + ".in_checkpoint");
+             m.fields.push_back(d);
+           });
+    list(root["entry_classes"], "entry_classes",
+         [&](const YAML::Node &n, const std::string &p) {
+           checkMap(n, p,
+                    {"name", "pool", "bytes", "entries_per_req",
+                     "extra_entries", "transfer"},
+                    {"name", "pool", "bytes"});
+           ClassDecl d;
+           d.loc = locOf(n);
+           d.name = str(n["name"], p + ".name");
+           d.pool = str(n["pool"], p + ".pool");
+           if (d.pool != "page" && d.pool != "state")
+             fail(n["pool"], p + ".pool",
+                  "unknown pool '" + d.pool + "' (expected page or state)");
+           const YAML::Node &bytes = n["bytes"];
+           if (bytes.IsScalar() && bytes.Scalar() == "derived")
+             d.derived = true;
+           else
+             d.bytes = integer(bytes, p + ".bytes", 1);
+           if (n["entries_per_req"])
+             d.entriesPerReq =
+                 integer(n["entries_per_req"], p + ".entries_per_req", 0);
+           else if (d.pool == "state")
+             fail(n, p + ".entries_per_req",
+                  "required key is missing (a STATE class says how many "
+                  "entries one request holds)");
+           if (n["extra_entries"])
+             d.extraEntries =
+                 integer(n["extra_entries"], p + ".extra_entries", 0);
+           if (n["transfer"]) {
+             const YAML::Node &t = n["transfer"];
+             std::string tp = p + ".transfer";
+             checkMap(t, tp, {"kind", "tokens", "layout_id"}, {"kind"});
+             TransferDecl td;
+             td.kind = str(t["kind"], tp + ".kind");
+             if (td.kind == "fork") {
+               if (!t["tokens"])
+                 fail(t, tp + ".tokens", "required key is missing for a fork");
+               td.tokens = integer(t["tokens"], tp + ".tokens", 1);
+               if (t["layout_id"])
+                 fail(t["layout_id"], tp + ".layout_id",
+                      "a fork transfer takes no layout_id");
+             } else if (td.kind == "copy") {
+               if (!t["layout_id"])
+                 fail(t, tp + ".layout_id",
+                      "required key is missing for a copy");
+               td.layoutId = str(t["layout_id"], tp + ".layout_id");
+               if (t["tokens"])
+                 fail(t["tokens"], tp + ".tokens",
+                      "a copy transfer takes no tokens");
+             } else if (td.kind == "none") {
+               if (t["tokens"] || t["layout_id"])
+                 fail(t, tp, "a none transfer takes no tokens or layout_id");
+             } else {
+               fail(t["kind"], tp + ".kind",
+                    "unknown transfer kind '" + td.kind +
+                        "' (expected none, fork or copy)");
+             }
+             d.transfer = td;
+           }
+           m.classes.push_back(d);
+         });
+    if (m.classes.empty())
+      fail(root["entry_classes"], "entry_classes",
+           "needs at least one entry class");
+  }
+
+private:
+  std::vector<std::pair<std::string, int64_t>> &params;
+};
+
+} // namespace
+
+bool loadModelYaml(const std::string &path,
+                   const std::vector<std::pair<std::string, int64_t>> &overrides,
+                   ModelDecl &out, YamlError &error) {
+  error = YamlError{path, {}, ""};
+  std::vector<std::pair<std::string, int64_t>> params;
+  try {
+    YAML::Node root = YAML::LoadFile(path);
+    if (!root || root.IsNull()) {
+      error.message = "the file holds no model (expected a mapping)";
+      return false;
+    }
+    ModelDecl m;
+    m.file = path;
+    Reader reader(params);
+    reader.readModel(root, m, overrides);
+    out = std::move(m);
+    return true;
+  } catch (const Failure &f) {
+    error.loc = f.loc;
+    error.message = f.message;
+  } catch (const YAML::BadFile &) {
+    error.message = "cannot open the file";
+  } catch (const YAML::Exception &e) {
+    if (e.mark.line >= 0)
+      error.loc = {e.mark.line + 1, e.mark.column + 1};
+    error.message = "malformed YAML: " + e.msg;
+  } catch (const std::exception &e) {
+    error.message = std::string("cannot read the model: ") + e.what();
+  }
+  return false;
+}
+
+} // namespace pool::yaml
