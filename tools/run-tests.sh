@@ -1,0 +1,17 @@
+#!/usr/bin/env bash
+# The whole test suite: lit (dialect, passes, tools, models), GoogleTest unit
+# tests, the conformance vectors, and the unit + conformance tests again
+# under AddressSanitizer/UBSan. Exits non-zero on any failure.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+bash tools/install-deps.sh
+bash tools/build.sh
+(cd build && ctest --output-on-failure)
+
+# Sanitizer build of the MLIR-free code (arithmetic, YAML reader).
+if [ ! -f build-asan/build.ninja ]; then
+  cmake -S . -B build-asan -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DPOOLC_SANITIZE=ON \
+    -DCMAKE_C_COMPILER_LAUNCHER=ccache -DCMAKE_CXX_COMPILER_LAUNCHER=ccache
+fi
+cmake --build build-asan -j "$(nproc)"
+(cd build-asan && ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 ctest --output-on-failure)
