@@ -27,6 +27,7 @@ LogicalResult layoutModel(ModelOp model, llvm::Statistic &numArenas,
   for (StateFieldOp f : model.getBodyBlock().getOps<StateFieldOp>())
     fieldsByClass[f.getEntryClass()].push_back(f);
 
+  bool inRowSpace = !model.getBodyBlock().getOps<PlaneOp>().empty();
   llvm::StringMap<EntryClassOp> seen;
   for (EntryClassOp cls : model.getBodyBlock().getOps<EntryClassOp>()) {
     auto [it, inserted] = seen.try_emplace(cls.getName(), cls);
@@ -90,6 +91,25 @@ LogicalResult layoutModel(ModelOp model, llvm::Statistic &numArenas,
     if (cls.getDerived() && __builtin_add_overflow(explicitBytes, arena, &entry))
       return cls.emitOpError("entry class '")
              << cls.getName() << "': entry bytes overflow 64-bit arithmetic";
+    if (fit != fieldsByClass.end() && !inRowSpace) {
+      // Without planes the entry is the arena's slot stride: entries past
+      // the first must start on the boundary the field views retype from.
+      // (In a row space the arena sits at the front of each slot of every
+      // plane and the row-space solve owns the per-plane stride.)
+      int64_t align = poolrt::kArenaAlign;
+      for (StateFieldOp f : fit->second)
+        align = std::max<int64_t>(align, int64_t(f.getAlign()));
+      if (entry < 1)
+        return cls.emitOpError("entry class '")
+               << cls.getName()
+               << "' derives 0 bytes: its state fields hold nothing";
+      if (entry % align != 0)
+        return cls.emitOpError("entry class '")
+               << cls.getName() << "': an entry of " << entry
+               << " bytes holding state fields must be a multiple of " << align
+               << ", or entries past the first fall off the boundary their "
+                  "field views retype from";
+    }
     cls.setEntryBytesAttr(b.getI64IntegerAttr(entry));
   }
   return success();

@@ -4,6 +4,7 @@
 #include "poolrt/Checked.h"
 
 #include <cmath>
+#include <cstdio>
 #include <cstring>
 #include <limits>
 
@@ -34,6 +35,12 @@ constexpr Alias kAliases[] = {
     {"int64", DType::I64},          {"int32", DType::I32},
     {"int8", DType::I8},            {"uint8", DType::U8},
 };
+
+std::string formatDouble(double v) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.17g", v);
+  return buf;
+}
 
 uint32_t floatBits(float f) {
   uint32_t b;
@@ -134,7 +141,7 @@ Result<StateField> StateField::make(std::string name, int64_t layers,
     return Error::invalid(name + ": alignment " + std::to_string(align) +
                           " must be a multiple of 256");
   if (!fillRepresentable(dtype, fill))
-    return Error::invalid(name + ": fill value " + std::to_string(fill) +
+    return Error::invalid(name + ": fill value " + formatDouble(fill) +
                           " is not representable in " + dtypeName(dtype));
   int64_t numel = 1;
   for (int64_t d : shape) {

@@ -1,16 +1,101 @@
-// A declaration round-trips through pool-opt unchanged.
-// RUN: pool-opt %s | pool-opt | FileCheck %s
+// Every pool op and attribute form round-trips through pool-opt, custom and generic, with defaults elided.
+// RUN: pool-opt %s -split-input-file | pool-opt -split-input-file | FileCheck %s
+// RUN: pool-opt %s -split-input-file -mlir-print-op-generic | pool-opt -split-input-file | FileCheck %s
 
+// A declaration with every op; written defaults are elided on print.
 // CHECK-LABEL: pool.model "tiny"
-// CHECK: pool.plane "kv" {dtype = "bf16", row_bytes = 1024 : i64}
-// CHECK: pool.layers [0, 4, 128, -1]
-// CHECK: pool.state_field "a" in "state"
-// CHECK: pool.entry_class "kv" "page" {bytes = 1000 : i64}
-// CHECK: pool.entry_class "state" "state" {derived, entries_per_req = 2 : i64, transfer = #pool.transfer<"fork", tokens = 1>}
-pool.model "tiny" attributes {block_size = 256 : i64, hash_block_size = 256 : i64} {
+// CHECK-SAME: attributes {block_size = 256 : i64, hash_block_size = 256 : i64} {
+// CHECK-NEXT: pool.plane "kv" {dtype = "bf16", row_bytes = 1024 : i64}
+// CHECK-NEXT: pool.layers [0, 4, 128, -1]
+// CHECK-NEXT: pool.state_field "a" in "state" {dtype = "f32", layers = 2 : i64, shape = array<i64: 3>}
+// CHECK-NEXT: pool.entry_class "kv" "page" {bytes = 1000 : i64}
+// CHECK-NEXT: pool.entry_class "state" "state" {derived, entries_per_req = 2 : i64, transfer = #pool.transfer<"fork", tokens = 1>}
+// CHECK-NOT: sliding_window
+// CHECK-NOT: extra_entries
+pool.model "tiny" attributes {block_size = 256 : i64, hash_block_size = 256 : i64, sliding_window = 0 : i64, spec_depth = 0 : i64} {
   pool.plane "kv" {row_bytes = 1024 : i64, dtype = "bf16"}
   pool.layers [0, 4, 128, -1]
-  pool.state_field "a" in "state" {layers = 2 : i64, shape = array<i64: 3>, dtype = "f32"}
-  pool.entry_class "kv" "page" {bytes = 1000 : i64}
-  pool.entry_class "state" "state" {derived, entries_per_req = 2 : i64, transfer = #pool.transfer<"fork", tokens = 1>}
+  pool.state_field "a" in "state" {layers = 2 : i64, shape = array<i64: 3>, dtype = "f32", fill = 0.0 : f64, align = 0 : i64, in_checkpoint = true}
+  pool.entry_class "kv" "page" {bytes = 1000 : i64, entries_per_req = 0 : i64, extra_entries = 0 : i64}
+  pool.entry_class "state" "state" {derived, entries_per_req = 2 : i64, extra_entries = 0 : i64, transfer = #pool.transfer<"fork", tokens = 1>}
+}
+
+// -----
+
+// Non-default geometry, field attributes and every transfer kind survive.
+// CHECK-LABEL: pool.model "full"
+// CHECK-SAME: block_size = 128 : i64, hash_block_size = 512 : i64, sliding_window = 4096 : i64, spec_depth = 3 : i64
+// CHECK: pool.plane "nope" {dtype = "fp8_e4m3", row_bytes = 512 : i64}
+// CHECK-NEXT: pool.plane "rope" {dtype = "bf16", row_bytes = 128 : i64}
+// CHECK-NEXT: pool.layers [0, 0, 4, 128, 4]
+// CHECK-NEXT: pool.state_field "score" in "s_none" {align = 1024 : i64, dtype = "f32", fill = 0xFFF0000000000000 : f64, in_checkpoint = false, layers = 3 : i64, shape = array<i64: 8, 32>}
+// CHECK-NEXT: pool.state_field "ring" in "s_fork" {dtype = "bf16", fill = -1.000000e+00 : f64, layers = 0 : i64, shape = array<i64>}
+// CHECK-NEXT: pool.entry_class "s_none" "state" {bytes = 64 : i64, derived, entries_per_req = 1 : i64, extra_entries = 3 : i64, transfer = #pool.transfer<"none">}
+// CHECK-NEXT: pool.entry_class "s_fork" "state" {derived, entries_per_req = 4 : i64, transfer = #pool.transfer<"fork", tokens = 8>}
+// CHECK-NEXT: pool.entry_class "s_copy" "state" {bytes = 4096 : i64, entries_per_req = 1 : i64, transfer = #pool.transfer<"copy", layout_id = "dsv4-flash-fp8">}
+// CHECK-NEXT: pool.entry_class "kv" "page" {bytes = 2129920 : i64}
+// CHECK-NEXT: }
+pool.model "full" attributes {block_size = 128 : i64, hash_block_size = 512 : i64, sliding_window = 4096 : i64, spec_depth = 3 : i64} {
+  pool.plane "nope" {dtype = "fp8_e4m3", row_bytes = 512 : i64}
+  pool.plane "rope" {dtype = "bf16", row_bytes = 128 : i64}
+  pool.layers [0, 0, 4, 128, 4]
+  pool.state_field "score" in "s_none" {dtype = "f32", layers = 3 : i64, shape = array<i64: 8, 32>, fill = 0xFFF0000000000000 : f64, align = 1024 : i64, in_checkpoint = false}
+  pool.state_field "ring" in "s_fork" {dtype = "bf16", layers = 0 : i64, shape = array<i64>, fill = -1.0 : f64}
+  pool.entry_class "s_none" "state" {bytes = 64 : i64, derived, entries_per_req = 1 : i64, extra_entries = 3 : i64, transfer = #pool.transfer<"none">}
+  pool.entry_class "s_fork" "state" {derived, entries_per_req = 4 : i64, transfer = #pool.transfer<"fork", tokens = 8>}
+  pool.entry_class "s_copy" "state" {bytes = 4096 : i64, entries_per_req = 1 : i64, transfer = #pool.transfer<"copy", layout_id = "dsv4-flash-fp8">}
+  pool.entry_class "kv" "page" {bytes = 2129920 : i64}
+}
+
+// -----
+
+// Transfer parameters parse in either order; the printer puts tokens first and elides defaults.
+// CHECK-LABEL: pool.model "order"
+// CHECK: transfer = #pool.transfer<"copy", layout_id = "img">
+// CHECK: transfer = #pool.transfer<"fork", tokens = 2>
+pool.model "order" attributes {block_size = 16 : i64, hash_block_size = 16 : i64} {
+  pool.entry_class "a" "state" {bytes = 8 : i64, entries_per_req = 1 : i64, transfer = #pool.transfer<"copy", layout_id = "img">}
+  pool.entry_class "b" "state" {bytes = 8 : i64, entries_per_req = 1 : i64, transfer = #pool.transfer<"fork", tokens = 2, layout_id = "">}
+}
+
+// -----
+
+// The attributes the passes solve are part of the declaration and survive a round trip.
+// CHECK-LABEL: pool.model "solved"
+// CHECK-SAME: allocation_bytes = 10240 : i64
+// CHECK-SAME: budget = 10000 : i64
+// CHECK-SAME: max_num_seqs = 8 : i64
+// CHECK-SAME: total_reserved_bytes = 10000 : i64
+// CHECK: pool.state_field "a" in "recurrent" {dtype = "f32", end = 12 : i64, layers = 1 : i64, offset = 0 : i64, shape = array<i64: 3>}
+// CHECK-NEXT: pool.entry_class "kv" "page" {bytes = 1000 : i64, entries = 2 : i64, entry_bytes = 1000 : i64, region_offset = 0 : i64, reserved_bytes = 2000 : i64}
+// CHECK-NEXT: pool.entry_class "recurrent" "state" {arena_bytes = 256 : i64, bytes = 244 : i64, checkpoint_ranges = array<i64: 0, 12>, derived, entries = 16 : i64, entries_per_req = 2 : i64, entry_bytes = 500 : i64, region_offset = 2048 : i64, reserved_bytes = 8000 : i64}
+pool.model "solved" attributes {allocation_bytes = 10240 : i64, block_size = 16 : i64, budget = 10000 : i64, hash_block_size = 16 : i64, max_num_seqs = 8 : i64, total_reserved_bytes = 10000 : i64} {
+  pool.state_field "a" in "recurrent" {dtype = "f32", end = 12 : i64, layers = 1 : i64, offset = 0 : i64, shape = array<i64: 3>}
+  pool.entry_class "kv" "page" {bytes = 1000 : i64, entries = 2 : i64, entry_bytes = 1000 : i64, region_offset = 0 : i64, reserved_bytes = 2000 : i64}
+  pool.entry_class "recurrent" "state" {arena_bytes = 256 : i64, bytes = 244 : i64, checkpoint_ranges = array<i64: 0, 12>, derived, entries = 16 : i64, entries_per_req = 2 : i64, entry_bytes = 500 : i64, region_offset = 2048 : i64, reserved_bytes = 8000 : i64}
+}
+
+// -----
+
+// dtype aliases are accepted as written (the name is kept, not canonicalized).
+// CHECK-LABEL: pool.model "aliases"
+// CHECK: pool.plane "p" {dtype = "float8_e4m3fn", row_bytes = 512 : i64}
+// CHECK: pool.state_field "x" in "s" {dtype = "bfloat16", layers = 1 : i64, shape = array<i64: 4>}
+pool.model "aliases" attributes {block_size = 16 : i64, hash_block_size = 16 : i64} {
+  pool.plane "p" {dtype = "float8_e4m3fn", row_bytes = 512 : i64}
+  pool.state_field "x" in "s" {dtype = "bfloat16", layers = 1 : i64, shape = array<i64: 4>}
+  pool.entry_class "s" "state" {derived, entries_per_req = 1 : i64}
+}
+
+// -----
+
+// A model may be empty and several models may share a module.
+// CHECK-LABEL: pool.model "empty"
+// CHECK-SAME: hash_block_size = 16 : i64} {
+// CHECK-NEXT: {{^ *}}}
+// CHECK-LABEL: pool.model "second"
+pool.model "empty" attributes {block_size = 16 : i64, hash_block_size = 16 : i64} {
+}
+pool.model "second" attributes {block_size = 16 : i64, hash_block_size = 32 : i64} {
+  pool.entry_class "kv" "page" {bytes = 1 : i64}
 }

@@ -30,6 +30,9 @@ std::optional<int64_t> pool::parseByteSize(const std::string &text,
       if (scale < (unsigned __int128)1e18) {
         frac = frac * 10 + (text[i] - '0');
         scale *= 10;
+      } else if (text[i] != '0') {
+        why = "more than 18 fraction digits";
+        return std::nullopt;
       }
       ++i;
     }

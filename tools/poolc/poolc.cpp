@@ -94,6 +94,8 @@ int main(int argc, char **argv) {
 
   MLIRContext ctx;
   ctx.getOrLoadDialect<mlir::pool::PoolDialect>();
+  // Diagnostics point into the model file; a dump of the module adds noise.
+  ctx.printOpOnDiagnostic(false);
   llvm::SourceMgr sourceMgr;
   SourceMgrDiagnosticHandler diagHandler(sourceMgr, &ctx);
   {

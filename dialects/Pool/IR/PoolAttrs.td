@@ -23,8 +23,11 @@ def Pool_TransferAttr : Pool_Attr<"Transfer", "transfer"> {
     DefaultValuedParameter<"int64_t", "0">:$tokens,
     StringRefParameter<"image layout id", "\"\"">:$layout_id
   );
+  // One optional group per parameter would not parse: both groups open with
+  // `,`, so the first one commits to `tokens` and `<"copy", layout_id = ...>`
+  // fails. A struct parses the keys in any order and elides defaults.
   let assemblyFormat = [{
-    `<` $kind (`,` `tokens` `=` $tokens^)? (`,` `layout_id` `=` $layout_id^)? `>`
+    `<` $kind (`,` struct($tokens, $layout_id)^)? `>`
   }];
   let genVerifyDecl = 1;
 }

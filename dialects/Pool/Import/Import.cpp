@@ -14,6 +14,11 @@ mlir::pool::importModelDecl(MLIRContext *ctx,
                             const ::pool::yaml::ModelDecl &decl) {
   ctx->getOrLoadDialect<PoolDialect>();
   OpBuilder b(ctx);
+  // One vocabulary: aliases ("fp8", "float32") become canonical names.
+  auto canonical = [](const std::string &dtype) -> std::string {
+    auto t = poolrt::parseDType(dtype);
+    return t ? poolrt::dtypeName(*t) : dtype;
+  };
   auto loc = [&](const ::pool::yaml::SrcLoc &l) -> Location {
     return FileLineColLoc::get(ctx, decl.file, l.line, l.col);
   };
@@ -29,14 +34,14 @@ mlir::pool::importModelDecl(MLIRContext *ctx,
   b.setInsertionPointToEnd(body);
 
   for (const auto &p : decl.planes)
-    PlaneOp::create(b, loc(p.loc), p.name, p.rowBytes, p.dtype);
+    PlaneOp::create(b, loc(p.loc), p.name, p.rowBytes, canonical(p.dtype));
   if (decl.layers)
     LayersOp::create(b, loc(decl.layersLoc), *decl.layers);
   for (const auto &f : decl.fields) {
     auto op = StateFieldOp::create(
         b, loc(f.loc), b.getStringAttr(f.name), b.getStringAttr(f.entryClass),
         b.getI64IntegerAttr(f.layers), b.getDenseI64ArrayAttr(f.shape),
-        b.getStringAttr(f.dtype), b.getF64FloatAttr(f.fill),
+        b.getStringAttr(canonical(f.dtype)), b.getF64FloatAttr(f.fill),
         b.getI64IntegerAttr(f.align), b.getBoolAttr(f.inCheckpoint),
         /*offset=*/nullptr, /*end=*/nullptr);
     (void)op;
