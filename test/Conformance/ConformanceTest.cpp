@@ -11,6 +11,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "poolrt/RowSpace.h"
 #include "poolrt/Runs.h"
 #include "poolrt/StateArena.h"
 #include "poolrt/SubPool.h"
@@ -24,6 +25,9 @@
 #include <cstring>
 #include <functional>
 #include <map>
+#include <algorithm>
+#include <cstdio>
+#include <optional>
 #include <set>
 
 using namespace poolrt;
@@ -489,6 +493,277 @@ void runMergeAbutting(const json::Object &in, const json::Value &expV) {
   }
 }
 
+
+//===----------------------------------------------------------------------===//
+// Row space (issue 3).
+//===----------------------------------------------------------------------===//
+
+RowSpaceGeometry geometryFrom(const json::Object &in,
+                              std::optional<int64_t> planeRows = std::nullopt,
+                              int64_t arenaRows = 0,
+                              std::optional<int64_t> slotPositions = std::nullopt,
+                              int64_t slotAlign = 2) {
+  auto g = RowSpaceGeometry::create(
+      intList(*in.get("ratios")), *in.getInteger("num_blocks"),
+      *in.getInteger("num_slots"), *in.getInteger("ring_slots"),
+      *in.getInteger("block_size"), planeRows, arenaRows, slotPositions,
+      slotAlign);
+  EXPECT_TRUE(g.ok()) << (g.ok() ? "" : g.error().message);
+  return g.take();
+}
+
+void expectRuns(const std::vector<Run> &got, const json::Value &exp) {
+  expectRanges(got, exp);
+}
+
+void expectParams(const WindowParams &p, const json::Object &e) {
+  EXPECT_EQ(p.ringStart, *e.getInteger("ring_start"));
+  EXPECT_EQ(p.slotRows, *e.getInteger("slot_rows"));
+  EXPECT_EQ(p.ringSlots, *e.getInteger("ring_slots"));
+  EXPECT_EQ(p.ringStride, *e.getInteger("ring_stride"));
+  EXPECT_EQ(p.runRows, *e.getInteger("run_rows"));
+}
+
+void runGeometry(const json::Object &in, const json::Object &exp) {
+  RowSpaceGeometry g = geometryFrom(in, std::nullopt,
+                                    *in.getInteger("arena_rows"), std::nullopt,
+                                    *in.getInteger("slot_align_rows"));
+  EXPECT_EQ(g.envelopeRows(), *exp.getInteger("envelope_rows"));
+  EXPECT_EQ(g.entryRows(), *exp.getInteger("entry_rows"));
+  EXPECT_EQ(g.slotRows(), *exp.getInteger("slot_rows"));
+  EXPECT_EQ(g.planeRows(), *exp.getInteger("plane_rows"));
+  EXPECT_EQ(g.slotPositions(), *exp.getInteger("slot_positions"));
+  EXPECT_EQ(g.slotOrigin(), *exp.getInteger("slot_origin"));
+  const json::Object &classes = *exp.getObject("classes");
+  EXPECT_EQ(g.classes().size(), classes.size());
+  for (const auto &kv : classes) {
+    int64_t ratio = std::stoll(kv.first.str());
+    const ClassLayout *c = g.classFor(ratio);
+    ASSERT_NE(c, nullptr) << ratio;
+    const json::Object &e = *kv.second.getAsObject();
+    EXPECT_EQ(c->layers, intList(*e.get("layers")));
+    EXPECT_EQ(c->blockRows, *e.getInteger("block_rows"));
+    EXPECT_EQ(c->ringStride, *e.getInteger("ring_stride"));
+    EXPECT_EQ(c->envelopeOffset, *e.getInteger("envelope_offset"));
+    EXPECT_EQ(c->entryOffset, *e.getInteger("entry_offset"));
+    EXPECT_EQ(c->envelopeRows, *e.getInteger("envelope_rows"));
+    EXPECT_EQ(c->entryRows, *e.getInteger("entry_rows"));
+    expectRuns(c->entryRowRuns(), *e.get("entry_row_runs"));
+    auto p = g.windowParams(ratio);
+    ASSERT_TRUE(p.ok());
+    expectParams(*p, *e.getObject("window_params"));
+  }
+  expectRuns(g.entryRowRuns(), *exp.get("entry_row_runs"));
+  std::vector<int64_t> phys;
+  for (int64_t grp = 0; grp < g.numSlots(); ++grp)
+    phys.push_back(*g.physicalSlot(grp));
+  EXPECT_EQ(phys, intList(*exp.get("physical_slots")));
+  const json::Array &spans = *exp.getArray("slot_spans");
+  const json::Array &arenas = *exp.getArray("arena_spans");
+  for (size_t i = 0; i < phys.size(); ++i) {
+    auto s = intList(spans[i]), a = intList(arenas[i]);
+    EXPECT_EQ(g.slotSpan(phys[i]).first, s[0]);
+    EXPECT_EQ(g.slotSpan(phys[i]).second, s[1]);
+    EXPECT_EQ(g.arenaSpan(phys[i]).first, a[0]);
+    EXPECT_EQ(g.arenaSpan(phys[i]).second, a[1]);
+  }
+  EXPECT_EQ(g.blockBytes(512) + g.blockBytes(128),
+            *exp.getInteger("block_bytes_512_plus_128"));
+  for (const auto &kv : *exp.getObject("layer_base_rows"))
+    EXPECT_EQ(*g.layerBaseRow(std::stoll(kv.first.str())), i64(kv.second));
+  for (const auto &kv : *exp.getObject("compress_index")) {
+    int layer, block, row;
+    ASSERT_EQ(std::sscanf(kv.first.str().c_str(), "layer%d_block%d_row%d",
+                          &layer, &block, &row), 3);
+    EXPECT_EQ(*g.compressIndex(layer, block, row), i64(kv.second));
+  }
+  for (const auto &kv : *exp.getObject("window_index")) {
+    int layer, slot, pos;
+    ASSERT_EQ(std::sscanf(kv.first.str().c_str(), "layer%d_slot%d_pos%d",
+                          &layer, &slot, &pos), 3);
+    EXPECT_EQ(*g.windowIndex(layer, slot, pos), i64(kv.second));
+  }
+  // Every window row of every layer and slot lands inside its own slot's
+  // entry region, after the arena, and no two (layer, slot, pos) collide.
+  std::set<int64_t> seen;
+  for (int64_t grp = 0; grp < g.numSlots(); ++grp) {
+    int64_t slot = *g.physicalSlot(grp);
+    auto span = g.slotSpan(slot);
+    for (size_t l = 0; l < g.ratios().size(); ++l) {
+      int64_t base = *g.layerBaseRow(l);
+      for (int64_t pos = 0; pos < g.ringSlots(); ++pos) {
+        int64_t row = base + *g.windowIndex(l, slot, pos);
+        EXPECT_GE(row, span.first + g.arenaRows());
+        EXPECT_LT(row, span.second);
+        EXPECT_TRUE(seen.insert(row).second) << "row " << row << " reused";
+      }
+    }
+  }
+  for (size_t l = 0; l < g.ratios().size(); ++l) {
+    if (g.ratios()[l] <= 0)
+      continue;
+    const ClassLayout *c = *g.layerClass(l);
+    for (int64_t b = 0; b < g.numBlocks(); ++b)
+      for (int64_t r = 0; r < c->blockRows; ++r) {
+        int64_t row = *g.layerBaseRow(l) + *g.compressIndex(l, b, r);
+        EXPECT_LT(row, g.numBlocks() * g.envelopeRows());
+        EXPECT_TRUE(seen.insert(row).second) << "row " << row << " reused";
+      }
+  }
+}
+
+void runGeometryErrors(const json::Object &, const json::Value &expV) {
+  const json::Object &flashIn =
+      *gVectorsById("geo_flash_test")->getObject("inputs");
+  std::vector<int64_t> flash = intList(*flashIn.get("ratios"));
+  auto make = [&](std::vector<int64_t> ratios, int64_t ring = 131,
+                  std::optional<int64_t> planeRows = std::nullopt,
+                  int64_t arena = 0, std::optional<int64_t> positions = std::nullopt,
+                  int64_t align = 2) {
+    return RowSpaceGeometry::create(std::move(ratios), 3, 2, ring, 256,
+                                    planeRows, arena, positions, align);
+  };
+  auto geo = make(flash).take();
+  const json::Array &exp = *expV.getAsArray();
+  const json::Array &cases =
+      *gVectorsById("geo_errors")->getObject("inputs")->getArray("cases");
+  ASSERT_EQ(cases.size(), exp.size());
+  for (size_t i = 0; i < cases.size(); ++i) {
+    std::string c = str(cases[i]);
+    std::optional<Error> err;
+    auto take = [&](auto r) {
+      if (!r.ok())
+        err = r.error();
+    };
+    if (c == "ratios [0,4,7]")
+      take(make({0, 4, 7}));
+    else if (c == "ratios []")
+      take(make({}));
+    else if (c == "window_index pos=131 (ring 131)")
+      take(geo.windowIndex(0, 0, 131));
+    else if (c == "plane_rows=100")
+      take(make(flash, 131, 100));
+    else if (c == "physical_slot(2) with num_slots=2")
+      take(geo.physicalSlot(2));
+    else if (c == "ring_slots=0")
+      take(make(flash, 0));
+    else if (c == "slot_align_rows=0")
+      take(make(flash, 131, std::nullopt, 0, std::nullopt, 0));
+    else if (c == "arena_rows=-1")
+      take(make(flash, 131, std::nullopt, -1));
+    else if (c == "compress_index dense layer")
+      take(geo.compressIndex(0, 0, 0));
+    else if (c == "compress_index row=64 csa")
+      take(geo.compressIndex(2, 0, 64));
+    else if (c == "slot_positions smaller than held")
+      take(make(flash, 131, 60000, 0, 3));
+    else if (c == "layer_class of ABSENT layer") {
+      auto absent = flash;
+      absent[2] = kAbsentRatio;
+      take(make(absent).take().layerClass(2));
+    } else
+      ADD_FAILURE() << "unknown case '" << c << "'";
+    ASSERT_TRUE(err.has_value()) << c;
+    expectError(*err, *exp[i].getAsObject(), /*exactMessage=*/true);
+  }
+}
+
+void runEntryRowsTable(const json::Object &, const json::Object &exp) {
+  for (const auto &kv : exp) {
+    int64_t L, S, R;
+    ASSERT_EQ(std::sscanf(kv.first.str().c_str(), "%ld,%ld,%ld", &L, &S, &R), 3);
+    const json::Object &e = *kv.second.getAsObject();
+    EXPECT_EQ(entryRowsFor(L, S, R), *e.getInteger("entry_rows"));
+    EXPECT_EQ(ringOffsetFor(L, S, R - 1), *e.getInteger("ring_offset_last"));
+    expectRuns(entryRowRunsFor(L, S, R), *e.get("runs"));
+    // Minimal by brute force: the rows reached span exactly entry_rows.
+    int64_t top = 0;
+    for (int64_t i = 0; i < L; ++i)
+      for (int64_t q = 0; q < R; ++q)
+        top = std::max(top, i * S + ringOffsetFor(L, S, q) + 1);
+    EXPECT_EQ(top, entryRowsFor(L, S, R));
+  }
+}
+
+void runAbsentDraft(const json::Object &in, const json::Object &exp) {
+  std::vector<int64_t> ratios = intList(*in.get("ratios_with_draft"));
+  auto check = [&](const std::vector<int64_t> &r, const json::Object &e) {
+    auto g = RowSpaceGeometry::create(r, *in.getInteger("num_blocks"),
+                                      *in.getInteger("num_slots"),
+                                      *in.getInteger("ring_slots"),
+                                      *in.getInteger("block_size"));
+    ASSERT_TRUE(g.ok()) << g.error().message;
+    std::vector<int64_t> classes;
+    for (const ClassLayout &c : g->classes())
+      classes.push_back(c.ratio);
+    std::sort(classes.begin(), classes.end());
+    EXPECT_EQ(classes, intList(*e.get("classes")));
+    EXPECT_EQ(g->envelopeRows(), *e.getInteger("envelope_rows"));
+    EXPECT_EQ(g->entryRows(), *e.getInteger("entry_rows"));
+    EXPECT_EQ(g->slotRows(), *e.getInteger("slot_rows"));
+    if (const json::Object *err = e.getObject("window_params_dense")) {
+      auto p = g->windowParams(kDenseRatio);
+      ASSERT_FALSE(p.ok());
+      expectError(p.error(), *err, /*exactMessage=*/true);
+    }
+  };
+  check(ratios, *exp.getObject("with_dense"));
+  ratios.back() = kAbsentRatio;
+  check(ratios, *exp.getObject("absent"));
+}
+
+void runFieldWindowParams(const json::Object &in, const json::Object &exp) {
+  for (const auto &kv : exp) {
+    int64_t rpw = std::stoll(kv.first.str());
+    RowSpaceGeometry g =
+        geometryFrom(in, std::nullopt, 131 * rpw, std::nullopt, rpw);
+    const json::Object &e = *kv.second.getAsObject();
+    EXPECT_EQ(g.slotRows(), *e.getInteger("slot_rows"));
+    auto p = g.fieldWindowParams(*in.getInteger("field_offset_rows"), rpw);
+    ASSERT_TRUE(p.ok()) << p.error().message;
+    expectParams(*p, *e.getObject("params"));
+    std::vector<int64_t> phys;
+    for (int64_t grp = 0; grp < g.numSlots(); ++grp)
+      phys.push_back(*g.physicalSlot(grp));
+    EXPECT_EQ(phys, intList(*e.get("physical_slots")));
+    EXPECT_EQ(p->index(phys[0], 5), *e.getInteger("index_slot_top_pos5"));
+    auto span = g.arenaSpan(phys[0]);
+    auto want = intList(*e.get("arena_span_top"));
+    EXPECT_EQ(span.first, want[0]);
+    EXPECT_EQ(span.second, want[1]);
+  }
+}
+
+void runFieldWindowErrors(const json::Object &in, const json::Value &expV) {
+  const json::Object &geoIn =
+      *gVectorsById("geo_field_window_params")->getObject("inputs");
+  RowSpaceGeometry g = geometryFrom(geoIn, std::nullopt, 131 * 2, std::nullopt, 2);
+  ASSERT_EQ(g.slotRows(), *in.getInteger("slot_rows"));
+  const json::Array &cases = *in.getArray("cases");
+  const json::Array &exp = *expV.getAsArray();
+  ASSERT_EQ(cases.size(), exp.size());
+  for (size_t i = 0; i < cases.size(); ++i) {
+    std::string c = str(cases[i]);
+    Result<WindowParams> r = Error::invalid("unhandled");
+    if (c == "rpw=0")
+      r = g.fieldWindowParams(0, 0);
+    else if (c == "offset=1,rpw=2")
+      r = g.fieldWindowParams(1, 2);
+    else if (c == "rpw=4 (slot_rows 7528)")
+      r = g.fieldWindowParams(0, 4);
+    else
+      ADD_FAILURE() << "unknown case '" << c << "'";
+    const json::Object &e = *exp[i].getAsObject();
+    if (const json::Value *ok = e.get("ok")) {
+      ASSERT_TRUE(r.ok()) << r.error().message;
+      EXPECT_EQ(r->str(), str(*ok));
+    } else {
+      ASSERT_FALSE(r.ok()) << c;
+      expectError(r.error(), e, /*exactMessage=*/true);
+    }
+  }
+}
+
 //===----------------------------------------------------------------------===//
 // Dispatch and coverage.
 //===----------------------------------------------------------------------===//
@@ -518,6 +793,12 @@ const std::map<std::string, Handler> &handlers() {
       {"checkpoint_ranges_for", runCheckpointRanges},
       {"plan_field_planes", runPlaneSplit},
       {"merge_abutting", runMergeAbutting},
+      {"UnifiedPoolGeometry", objectHandler(runGeometry)},
+      {"UnifiedPoolGeometry validation", runGeometryErrors},
+      {"entry_rows_for / ring_offset_for / ClassLayout.entry_row_runs", objectHandler(runEntryRowsTable)},
+      {"ABSENT_RATIO removes a class", objectHandler(runAbsentDraft)},
+      {"field_window_params", objectHandler(runFieldWindowParams)},
+      {"field_window_params validation", runFieldWindowErrors},
   };
   return h;
 }
@@ -526,12 +807,6 @@ const std::map<std::string, Handler> &handlers() {
 // algorithm in vectors.json fails the run instead of vanishing.
 const std::map<std::string, const char *> &deferred() {
   static const std::map<std::string, const char *> d = {
-      {"UnifiedPoolGeometry", "issue 3 (row space)"},
-      {"UnifiedPoolGeometry validation", "issue 3 (row space)"},
-      {"entry_rows_for / ring_offset_for / ClassLayout.entry_row_runs", "issue 3 (row space)"},
-      {"ABSENT_RATIO removes a class", "issue 3 (row space)"},
-      {"field_window_params", "issue 3 (row space)"},
-      {"field_window_params validation", "issue 3 (row space)"},
       {"BlockPool", "issue 5 (runtime)"},
       {"BlockPool.reserve_units/release_units", "issue 5 (runtime)"},
       {"StateGroupPool", "issue 5 (runtime)"},

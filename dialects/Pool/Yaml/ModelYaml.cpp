@@ -69,7 +69,7 @@ public:
       fail(n, path, std::string("expected a mapping, got ") + kindName(n));
     std::set<std::string> seen;
     for (auto it = n.begin(); it != n.end(); ++it) {
-      const YAML::Node &k = it->first;
+      YAML::Node k = it->first; // a copy: it->first is a temporary
       if (!k.IsScalar())
         fail(k, path, "keys must be plain names");
       std::string key = k.Scalar();
