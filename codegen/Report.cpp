@@ -5,6 +5,7 @@
 
 #include "llvm/Support/Format.h"
 
+#include <algorithm>
 #include <cmath>
 
 using namespace mlir;
@@ -15,6 +16,168 @@ static json::Value fillValue(double v) {
   if (std::isinf(v))
     return v < 0 ? "-inf" : "inf";
   return v;
+}
+
+static json::Array runs(ArrayRef<int64_t> flat) {
+  json::Array out;
+  for (size_t i = 0; i + 1 < flat.size(); i += 2)
+    out.push_back(json::Array{flat[i], flat[i + 1]});
+  return out;
+}
+
+static json::Object windowJson(int64_t ringStart, int64_t slotRows,
+                               int64_t ringSlots, int64_t ringStride,
+                               int64_t runRows) {
+  return json::Object{{"ring_start", ringStart},
+                      {"slot_rows", slotRows},
+                      {"ring_slots", ringSlots},
+                      {"ring_stride", ringStride},
+                      {"run_rows", runRows}};
+}
+
+static const char *className(int64_t ratio) {
+  return ratio == 0 ? "dense" : ratio == 4 ? "csa" : ratio == 128 ? "hca" : "?";
+}
+
+static json::Value rowSpaceReport(ModelOp model, RowSpaceOp rs) {
+  int64_t slotRows = int64_t(rs.getSlotRows());
+  int64_t arenaRows = int64_t(rs.getArenaRows());
+  auto opt = [](std::optional<uint64_t> v) {
+    return v ? json::Value(int64_t(*v)) : json::Value(nullptr);
+  };
+  EntryClassOp slot, page;
+  for (EntryClassOp c : model.getBodyBlock().getOps<EntryClassOp>()) {
+    if (c.getName() == rs.getSlotClass())
+      slot = c;
+    if (c.getName() == rs.getPageClass())
+      page = c;
+  }
+  auto contains = [](std::optional<ArrayRef<int64_t>> list, int64_t v) {
+    return list && llvm::is_contained(*list, v);
+  };
+
+  json::Array planes;
+  int64_t slack = 0, sumW = 0;
+  for (auto [p, nameAttr] : llvm::enumerate(rs.getPlaneNames())) {
+    StringRef name = cast<StringAttr>(nameAttr).getValue();
+    int64_t w = rs.getPlaneWidths()[p];
+    sumW += w;
+    json::Array fieldNames;
+    int64_t arenaBytes = 0;
+    for (StateFieldOp f : model.getBodyBlock().getOps<StateFieldOp>())
+      if (f.getPlane() && *f.getPlane() == name) {
+        fieldNames.push_back(f.getName());
+        arenaBytes = std::max<int64_t>(arenaBytes, int64_t(*f.getEnd()));
+      }
+    int64_t planeSlack = slot && slot.getPlaneSlackBytes()
+                             ? (*slot.getPlaneSlackBytes())[p]
+                             : arenaRows * w - arenaBytes;
+    slack += planeSlack;
+    std::string dtype;
+    for (PlaneOp op : model.getBodyBlock().getOps<PlaneOp>())
+      if (op.getName() == name)
+        dtype = op.getDtype().str();
+    planes.push_back(json::Object{
+        {"name", name},
+        {"row_bytes", w},
+        {"dtype", dtype},
+        {"fields", std::move(fieldNames)},
+        {"slack_bytes", planeSlack},
+        {"block_bytes", int64_t(rs.getEnvelopeRows()) * w},
+        {"slot_bytes", slotRows * w},
+        {"plane_bytes", rs.getPlaneRows()
+                            ? json::Value(int64_t(*rs.getPlaneRows()) * w)
+                            : json::Value(nullptr)},
+        {"offset", rs.getPlaneOffsets()
+                       ? json::Value((*rs.getPlaneOffsets())[p])
+                       : json::Value(nullptr)},
+        {"image_ranges",
+         runs(cast<DenseI64ArrayAttr>(rs.getImageRanges()[p]).asArrayRef())},
+        {"wide_offsets", contains(rs.getWideOffsetPlanes(), int64_t(p))},
+        {"needs_rebase", contains(rs.getRebasePlanes(), int64_t(p))},
+    });
+  }
+
+  json::Array classes;
+  for (Attribute a : rs.getClasses()) {
+    auto c = cast<RowClassAttr>(a);
+    json::Array layers;
+    for (int64_t l : c.getLayers())
+      layers.push_back(l);
+    classes.push_back(json::Object{
+        {"ratio", c.getRatio()},
+        {"name", className(c.getRatio())},
+        {"layers", std::move(layers)},
+        {"block_rows", c.getBlockRows()},
+        {"ring_stride", c.getRingStride()},
+        {"envelope_offset", c.getEnvelopeOffset()},
+        {"envelope_rows", c.getEnvelopeRows()},
+        {"entry_offset", c.getEntryOffset()},
+        {"entry_rows", c.getEntryRows()},
+        {"window", windowJson(c.getRingStart(), slotRows,
+                              int64_t(rs.getRingSlots()), c.getRingStride(),
+                              c.getRunRows())},
+    });
+  }
+
+  json::Array fieldWindows;
+  for (StateFieldOp f : model.getBodyBlock().getOps<StateFieldOp>()) {
+    if (!f.getRowsPerWindowRow())
+      continue;
+    int64_t k = int64_t(*f.getRowsPerWindowRow());
+    int64_t w = 0;
+    for (PlaneOp op : model.getBodyBlock().getOps<PlaneOp>())
+      if (op.getName() == *f.getPlane())
+        w = int64_t(op.getRowBytes());
+    int64_t offsetRows = int64_t(*f.getOffset()) / w;
+    int64_t ring = int64_t(rs.getRingSlots());
+    fieldWindows.push_back(json::Object{
+        {"field", f.getName()},
+        {"plane", *f.getPlane()},
+        {"rows_per_window_row", k},
+        {"offset_rows", offsetRows},
+        {"layer_stride_rows", ring},
+        {"window", windowJson(offsetRows / k, slotRows / k, ring, ring, ring)},
+    });
+  }
+
+  int64_t image = int64_t(rs.getImageBytes());
+  int64_t pageBytes = page && page.getEntryBytes() ? int64_t(*page.getEntryBytes()) : 0;
+  json::Object out{
+      {"page_class", rs.getPageClass()},
+      {"slot_class", rs.getSlotClass()},
+      {"block_size", int64_t(rs.getBlockSize())},
+      {"ring_slots", int64_t(rs.getRingSlots())},
+      {"layer_ratios", [&] {
+         json::Array r;
+         for (int64_t x : rs.getRatios())
+           r.push_back(x);
+         return r;
+       }()},
+      {"arena_rows", arenaRows},
+      {"slot_align_rows", int64_t(rs.getSlotAlignRows())},
+      {"envelope_rows", int64_t(rs.getEnvelopeRows())},
+      {"entry_rows", int64_t(rs.getEntryRows())},
+      {"slot_rows", slotRows},
+      {"row_bytes", sumW},
+      {"planes", std::move(planes)},
+      {"plane_slack_bytes", slack},
+      {"plane_slack_fraction",
+       arenaRows > 0 ? double(slack) / double(arenaRows * sumW) : 0.0},
+      {"classes", std::move(classes)},
+      {"entry_row_runs", runs(rs.getEntryRowRuns())},
+      {"field_windows", std::move(fieldWindows)},
+      {"image_bytes", image},
+      {"units_per_checkpoint",
+       pageBytes > 0 ? json::Value((image + pageBytes - 1) / pageBytes)
+                     : json::Value(nullptr)},
+      {"num_blocks", opt(rs.getNumBlocks())},
+      {"num_slots", opt(rs.getNumSlots())},
+      {"plane_rows", opt(rs.getPlaneRows())},
+      {"slot_positions", opt(rs.getSlotPositions())},
+      {"max_row", opt(rs.getMaxRow())},
+  };
+  return out;
 }
 
 json::Value mlir::pool::buildReport(ModuleOp module, const ReportInputs &inputs,
@@ -75,7 +238,10 @@ json::Value mlir::pool::buildReport(ModuleOp module, const ReportInputs &inputs,
                                                         : "derived")
                                         : "declared"},
         {"transfer", std::move(transfer)},
-        {"region_offset", int64_t(*c.getRegionOffset())},
+        {"region_offset", c.getRegionOffset()
+                              ? json::Value(int64_t(*c.getRegionOffset()))
+                              : json::Value(nullptr)},
+        {"needs_rebase", c.getNeedsRebase()},
     };
     if (c.isPage()) {
       pagedClass = c.getName();
@@ -95,6 +261,8 @@ json::Value mlir::pool::buildReport(ModuleOp module, const ReportInputs &inputs,
         shape.push_back(d);
       fields.push_back(json::Object{
           {"name", f.getName()},
+          {"plane", f.getPlane() ? json::Value(*f.getPlane())
+                                 : json::Value(nullptr)},
           {"offset", int64_t(*f.getOffset())},
           {"end", int64_t(*f.getEnd())},
           {"bytes", int64_t(*f.getEnd()) - int64_t(*f.getOffset())},
@@ -104,22 +272,40 @@ json::Value mlir::pool::buildReport(ModuleOp module, const ReportInputs &inputs,
           {"fill", fillValue(f.getFill().convertToDouble())},
           {"align", int64_t(f.getAlign())},
           {"in_checkpoint", f.getInCheckpoint()},
+          {"window", f.getWindow()},
       });
     }
-    ArrayRef<int64_t> flat = *c.getCheckpointRanges();
-    for (size_t i = 0; i + 1 < flat.size(); i += 2) {
-      ranges.push_back(json::Array{flat[i], flat[i + 1]});
-      carried += flat[i + 1];
+    auto addRanges = [&](ArrayRef<int64_t> flat, json::Array &out) {
+      for (size_t i = 0; i + 1 < flat.size(); i += 2) {
+        out.push_back(json::Array{flat[i], flat[i + 1]});
+        carried += flat[i + 1];
+      }
+    };
+    json::Value stride = nullptr;
+    if (auto flat = c.getCheckpointRanges()) {
+      addRanges(*flat, ranges);
+      stride = int64_t(*c.getEntryBytes());
+    } else if (ArrayAttr perPlane = c.getPlaneCheckpointRangesAttr()) {
+      // In a row space: one list per plane, offsets within the slot.
+      for (Attribute a : perPlane) {
+        json::Array planeRanges;
+        addRanges(cast<DenseI64ArrayAttr>(a).asArrayRef(), planeRanges);
+        ranges.push_back(std::move(planeRanges));
+      }
     }
     arenas.push_back(json::Object{
         {"class", c.getName()},
         {"entry_bytes", int64_t(*c.getArenaBytes())},
-        {"slot_stride", int64_t(*c.getEntryBytes())},
+        {"slot_stride", std::move(stride)},
         {"fields", std::move(fields)},
         {"checkpoint_ranges", std::move(ranges)},
         {"checkpoint_bytes", carried},
     });
   }
+
+  json::Value rowSpace = nullptr;
+  for (RowSpaceOp rs : model.getBodyBlock().getOps<RowSpaceOp>())
+    rowSpace = rowSpaceReport(model, rs);
 
   json::Object params;
   for (const auto &[k, v] : inputs.params)
@@ -150,6 +336,7 @@ json::Value mlir::pool::buildReport(ModuleOp module, const ReportInputs &inputs,
       {"total_reserved_bytes", total},
       {"unreserved_bytes", budget - total},
       {"allocation_bytes", int64_t(*model.getAllocationBytes())},
+      {"row_space", std::move(rowSpace)},
   };
 }
 
@@ -191,7 +378,9 @@ void mlir::pool::printTextReport(const json::Value &report,
                        withCommas(*c.getInteger("entry_bytes")).c_str(),
                        withCommas(*c.getInteger("reserved_bytes")).c_str(),
                        (long long)*c.getInteger("entries_per_req"),
-                       withCommas(*c.getInteger("region_offset")).c_str());
+                       c.getInteger("region_offset")
+                           ? withCommas(*c.getInteger("region_offset")).c_str()
+                           : "in planes");
   }
   int64_t total = *r.getInteger("total_reserved_bytes");
   os << "\ntotal reserved " << withCommas(total) << " B (" << gib(total)

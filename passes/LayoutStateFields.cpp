@@ -6,6 +6,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "dialects/Pool/IR/PoolOps.h"
+#include "passes/ModelUtil.h"
 #include "passes/Passes.h"
 
 #include "poolrt/Runs.h"
@@ -20,6 +21,57 @@ namespace mlir::pool {
 
 namespace {
 
+/// In a row space each plane's fields form their own arena at the front of
+/// the slot in that plane: offsets are from the slot start in that plane.
+LogicalResult layoutPlanes(ModelOp model, EntryClassOp cls,
+                           ArrayRef<StateFieldOp> ops, llvm::Statistic &numArenas,
+                           llvm::Statistic &numFields) {
+  Builder b(model.getContext());
+  SmallVector<Attribute> perPlane;
+  int64_t arenaBytes = 0;
+  for (StateFieldOp f : ops)
+    if (!f.getPlane())
+      return f.emitOpError("state field '")
+             << f.getName()
+             << "' has no plane; run pool-assign-field-planes first";
+  for (PlaneOp plane : getPlanes(model)) {
+    SmallVector<StateFieldOp> group;
+    std::vector<poolrt::StateField> fields;
+    for (StateFieldOp f : ops)
+      if (*f.getPlane() == plane.getName()) {
+        group.push_back(f);
+        fields.push_back(toStateField(f).value()); // verified
+      }
+    auto extents = poolrt::fieldExtents(fields);
+    auto bytes = poolrt::entryBytesFor(fields);
+    auto ranges = poolrt::checkpointRangesFor(fields);
+    if (!extents || !bytes || !ranges)
+      return cls.emitOpError("entry class '") << cls.getName() << "': "
+             << (!extents ? extents.error().message
+                 : !bytes ? bytes.error().message
+                          : ranges.error().message);
+    for (auto [op, ext] : llvm::zip(group, extents.value())) {
+      op.setOffsetAttr(b.getI64IntegerAttr(ext.begin));
+      op.setEndAttr(b.getI64IntegerAttr(ext.end));
+      ++numFields;
+    }
+    auto merged = poolrt::mergeAbutting(ranges.value());
+    if (!merged)
+      return cls.emitOpError(merged.error().message);
+    SmallVector<int64_t> flat;
+    for (auto [off, len] : merged.value()) {
+      flat.push_back(off);
+      flat.push_back(len);
+    }
+    perPlane.push_back(b.getDenseI64ArrayAttr(flat));
+    arenaBytes += bytes.value();
+  }
+  cls.setArenaBytesAttr(b.getI64IntegerAttr(arenaBytes));
+  cls.setPlaneCheckpointRangesAttr(b.getArrayAttr(perPlane));
+  ++numArenas;
+  return success();
+}
+
 LogicalResult layoutModel(ModelOp model, llvm::Statistic &numArenas,
                           llvm::Statistic &numFields) {
   Builder b(model.getContext());
@@ -27,7 +79,7 @@ LogicalResult layoutModel(ModelOp model, llvm::Statistic &numArenas,
   for (StateFieldOp f : model.getBodyBlock().getOps<StateFieldOp>())
     fieldsByClass[f.getEntryClass()].push_back(f);
 
-  bool inRowSpace = !model.getBodyBlock().getOps<PlaneOp>().empty();
+  bool inRowSpace = mlir::pool::inRowSpace(model);
   llvm::StringMap<EntryClassOp> seen;
   for (EntryClassOp cls : model.getBodyBlock().getOps<EntryClassOp>()) {
     auto [it, inserted] = seen.try_emplace(cls.getName(), cls);
@@ -40,9 +92,17 @@ LogicalResult layoutModel(ModelOp model, llvm::Statistic &numArenas,
       return diag;
     }
     int64_t explicitBytes = cls.getBytes() ? int64_t(*cls.getBytes()) : 0;
-    int64_t arena = 0;
     auto fit = fieldsByClass.find(cls.getName());
-    if (fit != fieldsByClass.end()) {
+    if (inRowSpace && fit != fieldsByClass.end()) {
+      if (failed(layoutPlanes(model, cls, fit->second, numArenas, numFields)))
+        return failure();
+      if (cls.getDerived())
+        continue; // the slot: pool-solve-row-space derives its bytes
+    }
+    if (inRowSpace && cls.getDerived())
+      continue; // the row space derives these bytes
+    int64_t arena = 0;
+    if (!inRowSpace && fit != fieldsByClass.end()) {
       std::vector<poolrt::StateField> fields;
       for (StateFieldOp f : fit->second) {
         auto field = toStateField(f);
@@ -81,7 +141,7 @@ LogicalResult layoutModel(ModelOp model, llvm::Statistic &numArenas,
                << cls.getName() << "' declares " << explicitBytes
                << " bytes, but its state fields need an arena of " << arena
                << " bytes";
-    } else if (cls.getDerived()) {
+    } else if (!inRowSpace && cls.getDerived()) {
       return cls.emitOpError("entry class '")
              << cls.getName()
              << "' derives its bytes, but nothing in this model derives them "
@@ -94,8 +154,6 @@ LogicalResult layoutModel(ModelOp model, llvm::Statistic &numArenas,
     if (fit != fieldsByClass.end() && !inRowSpace) {
       // Without planes the entry is the arena's slot stride: entries past
       // the first must start on the boundary the field views retype from.
-      // (In a row space the arena sits at the front of each slot of every
-      // plane and the row-space solve owns the per-plane stride.)
       int64_t align = poolrt::kArenaAlign;
       for (StateFieldOp f : fit->second)
         align = std::max<int64_t>(align, int64_t(f.getAlign()));

@@ -55,6 +55,36 @@ def MergeEntryClasses : Pass<"pool-merge-entry-classes", "::mlir::ModuleOp"> {
   ];
 }
 
+def AssignFieldPlanes : Pass<"pool-assign-field-planes", "::mlir::ModuleOp"> {
+  let summary = "Split a row space's state fields across its planes in the fewest rows";
+  let description = [{
+    In a model with planes, the slot class's state arena takes the same
+    number of rows `r` at the front of a slot in every plane, offering
+    `r * width` bytes in each; a field cannot straddle planes. This pass
+    enumerates every assignment of fields to planes (field k takes base-P
+    digit k of the code, least significant first), costs each plane as its
+    fields' arena (256 B alignment walk) in whole rows, and keeps the first
+    assignment with the fewest rows: the reference's deterministic
+    tie-break. Field order within a plane stays the declared order. More
+    than 2^16 assignments is refused with a diagnostic rather than searched.
+
+    Sets `plane` on every field of the slot class, and `arena_rows` and
+    `plane_slack_bytes` (per plane: `arena_rows * width` minus the plane's
+    arena) on the class. It does nothing in a model without planes and does
+    not place the fields inside a plane (`pool-layout-state-fields` does).
+
+    After (the V4-like test fields over planes of 512 and 128 B):
+    ```mlir
+    pool.state_field "hca_main_kv" in "state" {..., plane = "nope"}
+    pool.state_field "csa_main_kv" in "state" {..., plane = "rope"}
+    pool.entry_class "state" "state" {arena_rows = 128 : i64, plane_slack_bytes = array<i64: 0, 7168>, ...}
+    ```
+  }];
+  let statistics = [
+    Statistic<"numAssignments", "assignments", "Assignments enumerated">,
+  ];
+}
+
 def LayoutStateFields : Pass<"pool-layout-state-fields", "::mlir::ModuleOp"> {
   let summary = "Lay out each STATE class's fields in an entry-major arena";
   let description = [{
@@ -65,8 +95,11 @@ def LayoutStateFields : Pass<"pool-layout-state-fields", "::mlir::ModuleOp"> {
     (the byte runs a checkpoint image carries: consecutive carried fields
     with the padding between them, merged where they abut). Then sets every
     class's `entry_bytes`: explicit bytes, plus the arena when `derived`.
-    Run after `pool-merge-entry-classes`. It does not place anything in a
-    row space.
+    Run after `pool-merge-entry-classes`. In a row space (fields carry a
+    `plane`), each plane's fields form their own arena within the slot and
+    the class gets `plane_checkpoint_ranges` (one array per plane) instead
+    of `checkpoint_ranges`; the slot class's and the PAGE class's
+    `entry_bytes` are then left to `pool-solve-row-space`.
 
     After (two 12-byte fields):
     ```mlir
@@ -78,6 +111,60 @@ def LayoutStateFields : Pass<"pool-layout-state-fields", "::mlir::ModuleOp"> {
   let statistics = [
     Statistic<"numArenas", "arenas", "Arenas laid out">,
     Statistic<"numFields", "fields", "Fields placed">,
+  ];
+}
+
+def SolveRowSpace : Pass<"pool-solve-row-space", "::mlir::ModuleOp"> {
+  let summary = "Solve the row space: envelope, entry, slot, windows, image";
+  let description = [{
+    For a model with planes and layers: groups the layers by compress ratio
+    (dense 0, CSA 4, HCA 128; absent -1 leaves the row space), orders the
+    envelope (HCA then CSA) and the entry (dense, HCA, CSA), interleaves
+    each class's window runs in the minimal `entry_rows`, puts the state
+    arena at the front of a slot and rounds the slot to `slot_align_rows`
+    (2, or `lcm(2, k)` where a window carried as a state field takes `k`
+    plane rows per window row). The ring is `sliding_window + spec_depth`.
+
+    Derives the PAGE bytes per block (`envelope_rows * sum(widths)` plus any
+    explicit bytes riding the block table, e.g. an indexer) and the slot
+    class's bytes per request (`slot_rows * sum(widths)`), and records a
+    `pool.row_space` op with the classes, window parameters, the rows a
+    checkpoint image carries (`entry_row_runs`) and, per plane, the image's
+    byte ranges (the carried fields merged with those rows where they abut).
+    It does not size pools (`pool-plan-pools` does, and fills in the split).
+
+    After:
+    ```mlir
+    pool.row_space {arena_rows = 20480 : i64, envelope_rows = 1384 : i64, slot_rows = 25984 : i64, ...}
+    pool.entry_class "kv" "page" {bytes = 177408 : i64, derived, entry_bytes = 1063168 : i64}
+    ```
+  }];
+  let statistics = [
+    Statistic<"numRowSpaces", "row-spaces", "Row spaces solved">,
+  ];
+}
+
+def CheckAddressing : Pass<"pool-check-addressing", "::mlir::ModuleOp"> {
+  let summary = "Prove a planned layout addressable and free of overlaps";
+  let description = [{
+    Run after `pool-plan-pools`. Proves, by interval arithmetic on the
+    solved numbers, that no two regions of the allocation overlap and each
+    lies inside it; that in a row space the blocks stay below the lowest
+    slot, every slot lies inside its plane, every class's envelope and
+    entry rows stay inside the envelope and the entry, the arena and the
+    windows fit the slot, every field fits its plane's share of the arena
+    without overlapping another, and every window carried as a field fits
+    its field. Every row index a kernel computes must fit int32.
+
+    Marks (does not reject) what kernels must handle: planes whose element
+    offsets (`row * row elements`) pass 2^31 need 64-bit offsets
+    (`wide_offset_planes`, with a remark), and views spanning more than the
+    4 GiB an AMD buffer descriptor reaches need a per-slot base rebase
+    (`rebase_planes` in a row space, `needs_rebase` on a class's region).
+    A layout that fails a proof is a diagnostic, never an artifact.
+  }];
+  let statistics = [
+    Statistic<"numProofs", "proofs", "Interval facts checked">,
   ];
 }
 
@@ -95,6 +182,12 @@ def PlanPools : Pass<"pool-plan-pools", "::mlir::ModuleOp"> {
     Then carves one allocation: the PAGE region first, then each STATE
     class's arena, every start 256-aligned (`region_offset`), the total in
     the model's `allocation_bytes`.
+
+    In a row space the planes hold both the blocks and the slots: the
+    allocation is the planes (each `plane_rows * width`, tight:
+    `plane_rows` fits the slots plus the blocks), then the PAGE class's
+    explicit part (e.g. an indexer riding the block table), then any other
+    STATE class; the `pool.row_space` op records the split.
 
     Requires `entry_bytes` (run `pool-layout-state-fields` first).
 

@@ -1,8 +1,11 @@
 //===- PlanPools.cpp - Size every pool from a byte budget -----------------===//
 
 #include "dialects/Pool/IR/PoolOps.h"
+#include "passes/ModelUtil.h"
 #include "passes/Passes.h"
 
+#include "poolrt/Checked.h"
+#include "poolrt/RowSpace.h"
 #include "poolrt/StateArena.h"
 #include "poolrt/SubPool.h"
 
@@ -10,6 +13,7 @@
 
 #include <algorithm>
 #include <limits>
+#include <optional>
 
 namespace mlir::pool {
 #define GEN_PASS_DEF_PLANPOOLS
@@ -82,18 +86,61 @@ LogicalResult planModel(ModelOp model, int64_t budget, int64_t maxNumSeqs,
                              "entry class to reconcile");
   }
 
-  // One allocation: the PAGE region first, then the STATE arenas in
-  // declaration order, each start 256-aligned.
-  SmallVector<EntryClassOp> order;
-  for (EntryClassOp cls : ops)
-    if (cls.isPage())
-      order.push_back(cls);
-  for (EntryClassOp cls : ops)
-    if (cls.isState())
-      order.push_back(cls);
+  // One allocation. In a row space the planes hold the blocks and the
+  // slots; the PAGE class's explicit bytes (an indexer riding the block
+  // table) get their own region after them. Otherwise the PAGE region
+  // first, then the STATE arenas in declaration order. Starts 256-aligned.
+  RowSpaceOp rowSpace = getRowSpace(model);
+  std::optional<poolrt::RowSpaceGeometry> geo;
+  if (rowSpace) {
+    const poolrt::PlannedClass *pc =
+        solved.find(rowSpace.getPageClass().str());
+    const poolrt::PlannedClass *sc =
+        solved.find(rowSpace.getSlotClass().str());
+    if (!pc || !sc)
+      return rowSpace.emitOpError("names classes the model does not plan");
+    auto g = poolrt::RowSpaceGeometry::create(
+        std::vector<int64_t>(rowSpace.getRatios().begin(),
+                             rowSpace.getRatios().end()),
+        pc->entries, sc->entries, int64_t(rowSpace.getRingSlots()),
+        int64_t(rowSpace.getBlockSize()), std::nullopt,
+        int64_t(rowSpace.getArenaRows()), std::nullopt,
+        int64_t(rowSpace.getSlotAlignRows()));
+    if (!g)
+      return rowSpace.emitOpError(g.error().message);
+    if (g->slotRows() != int64_t(rowSpace.getSlotRows()) ||
+        g->envelopeRows() != int64_t(rowSpace.getEnvelopeRows()))
+      return rowSpace.emitOpError("disagrees with its own geometry: re-run "
+                                  "pool-solve-row-space");
+    geo = g.take();
+  }
   std::vector<int64_t> sizes;
-  for (EntryClassOp cls : order)
-    sizes.push_back(solved.find(cls.getName().str())->reservedBytes);
+  SmallVector<EntryClassOp> regionOwner; // null for a plane
+  if (geo) {
+    for (int64_t w : rowSpace.getPlaneWidths()) {
+      auto bytes = poolrt::checkedMul(geo->planeRows(), w, "plane bytes");
+      if (!bytes)
+        return rowSpace.emitOpError(bytes.error().message);
+      sizes.push_back(*bytes);
+      regionOwner.push_back(EntryClassOp());
+    }
+  }
+  for (bool pagePass : {true, false})
+    for (EntryClassOp cls : ops) {
+      if (cls.isPage() != pagePass)
+        continue;
+      const poolrt::PlannedClass *pc = solved.find(cls.getName().str());
+      int64_t bytes = pc->reservedBytes;
+      if (geo && cls.getName() == rowSpace.getSlotClass())
+        continue; // in the planes
+      if (geo && cls.getName() == rowSpace.getPageClass()) {
+        if (!cls.getBytes())
+          continue; // entirely in the planes
+        bytes = pc->entries * int64_t(*cls.getBytes()); // <= reserved bytes
+      }
+      sizes.push_back(bytes);
+      regionOwner.push_back(cls);
+    }
   auto regions = poolrt::planRegions(sizes);
   if (!regions)
     return model.emitOpError(regions.error().message);
@@ -101,16 +148,32 @@ LogicalResult planModel(ModelOp model, int64_t budget, int64_t maxNumSeqs,
   // into one allocation aligns each region start to 256 B; with 256-multiple
   // entry sizes (every real model) that adds nothing, otherwise
   // allocation_bytes exceeds total_reserved_bytes by under 256 B a region.
+  // A tight row space rounds the blocks up to whole slots, like the
+  // reference: its planes may pass the reservation by under one slot.
 
-  for (auto [i, cls] : llvm::enumerate(order)) {
+  for (EntryClassOp cls : ops) {
     const poolrt::PlannedClass *pc = solved.find(cls.getName().str());
     cls.setEntriesAttr(b.getI64IntegerAttr(pc->entries));
     cls.setReservedBytesAttr(b.getI64IntegerAttr(pc->reservedBytes));
-    cls.setRegionOffsetAttr(b.getI64IntegerAttr(regions->offsets[i]));
+    cls.removeRegionOffsetAttr();
     if (cls.isPage())
       numPage += pc->entries;
     else
       numState += pc->entries;
+  }
+  SmallVector<int64_t> planeOffsets;
+  for (auto [i, owner] : llvm::enumerate(regionOwner)) {
+    if (owner)
+      owner.setRegionOffsetAttr(b.getI64IntegerAttr(regions->offsets[i]));
+    else
+      planeOffsets.push_back(regions->offsets[i]);
+  }
+  if (geo) {
+    rowSpace.setNumBlocksAttr(b.getI64IntegerAttr(geo->numBlocks()));
+    rowSpace.setNumSlotsAttr(b.getI64IntegerAttr(geo->numSlots()));
+    rowSpace.setPlaneRowsAttr(b.getI64IntegerAttr(geo->planeRows()));
+    rowSpace.setSlotPositionsAttr(b.getI64IntegerAttr(geo->slotPositions()));
+    rowSpace.setPlaneOffsetsAttr(b.getDenseI64ArrayAttr(planeOffsets));
   }
   model.setBudgetAttr(b.getI64IntegerAttr(budget));
   model.setMaxNumSeqsAttr(b.getI64IntegerAttr(maxNumSeqs));

@@ -1,6 +1,7 @@
 //===- PoolVerify.cpp - Check that a model can be compiled ----------------===//
 
 #include "dialects/Pool/IR/PoolOps.h"
+#include "passes/ModelUtil.h"
 #include "passes/Passes.h"
 
 #include "poolrt/StateArena.h"
@@ -60,21 +61,76 @@ LogicalResult verifyModel(ModelOp model) {
     return diag;
   }
 
+  bool rowSpace = inRowSpace(model);
+  LayersOp layers = getLayersOp(model);
+  if (rowSpace) {
+    if (!layers)
+      return model.emitOpError("model '")
+             << model.getName()
+             << "' declares planes but no layers: a row space needs the "
+                "per-layer compress ratios (pool.layers)";
+    if (int64_t(model.getSlidingWindow()) < 1)
+      return model.emitOpError("a row space needs sliding_window >= 1 (every "
+                               "slot holds each layer's window)");
+    SmallVector<EntryClassOp> slots;
+    for (auto &[name, g] : groups)
+      if (g.decls.front().isState() && g.derived)
+        slots.push_back(g.decls.front());
+    if (slots.size() != 1) {
+      auto diag = model.emitOpError("a row space needs exactly one STATE class "
+                                    "with derived bytes (its slot), found ")
+                  << slots.size();
+      for (EntryClassOp s : slots)
+        diag.attachNote(s.getLoc()) << "derived STATE class '" << s.getName()
+                                    << "'";
+      return diag;
+    }
+    ClassGroup &slot = groups[slots.front().getName()];
+    if (slot.anyBytes)
+      return slots.front().emitOpError("entry class '")
+             << slots.front().getName()
+             << "' is the row space's slot: its bytes are slot rows times "
+                "the plane widths, so it takes no explicit bytes";
+    for (auto &[cls, fields] : fieldsByClass)
+      if (cls != slots.front().getName())
+        return fields.front().emitOpError("state field '")
+               << fields.front().getName() << "' names class '" << cls
+               << "', but in a row space state fields live in the slot class '"
+               << slots.front().getName() << "'";
+    if (!pages.empty() && !groups[pages.front().getName()].derived)
+      return pages.front().emitOpError("entry class '")
+             << pages.front().getName()
+             << "' is the row space's PAGE class: declare it with derived "
+                "bytes (envelope rows times the plane widths; explicit bytes "
+                "in another declaration of the same name ride along)";
+  } else {
+    if (layers)
+      return layers.emitOpError("layers describe a row space, which needs "
+                                "planes (pool.plane)");
+    for (auto &[cls, fields] : fieldsByClass)
+      for (StateFieldOp f : fields)
+        if (f.getWindow())
+          return f.emitOpError("window field '")
+                 << f.getName() << "' needs a row space (planes and layers)";
+  }
+
   for (auto &[name, g] : groups) {
     EntryClassOp first = g.decls.front();
     auto fit = fieldsByClass.find(name);
     bool hasFields = fit != fieldsByClass.end();
-    if (g.derived && first.isPage())
+    if (g.derived && first.isPage() && !rowSpace)
       return first.emitOpError("entry class '")
              << name
-             << "': derived PAGE bytes come from a row-space solve, which "
-                "this compiler does not run yet; declare bytes explicitly";
+             << "': derived PAGE bytes come from a row space; declare planes "
+                "and layers, or give the bytes explicitly";
+    if (g.derived && rowSpace)
+      continue; // the row space derives the slot's and the block's bytes
     if (g.derived && !hasFields)
       return first.emitOpError("entry class '")
              << name
              << "' derives its bytes from state fields, but no state field "
                 "names it";
-    if (!g.derived && hasFields) {
+    if (!g.derived && hasFields && !rowSpace) {
       std::vector<poolrt::StateField> fields;
       for (StateFieldOp f : fit->second)
         fields.push_back(toStateField(f).value()); // op verifier passed

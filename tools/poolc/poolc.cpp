@@ -51,6 +51,9 @@ static cl::opt<Emit> emit(
                clEnumValN(Emit::Mlir, "mlir", "the imported pool dialect module"),
                clEnumValN(Emit::Solved, "solved", "the module after every pass")),
     cl::cat(poolcCat));
+static cl::opt<bool> showRemarks("remarks",
+                                 cl::desc("print the passes' remarks (addressing marks)"),
+                                 cl::init(false), cl::cat(poolcCat));
 static cl::opt<std::string> outputFile("o", cl::desc("output file (default: stdout)"),
                                        cl::value_desc("FILE"), cl::init("-"),
                                        cl::cat(poolcCat));
@@ -98,6 +101,11 @@ int main(int argc, char **argv) {
   ctx.printOpOnDiagnostic(false);
   llvm::SourceMgr sourceMgr;
   SourceMgrDiagnosticHandler diagHandler(sourceMgr, &ctx);
+  // Remarks (e.g. which planes need 64-bit offsets) are for --remarks.
+  ctx.getDiagEngine().registerHandler([](Diagnostic &diag) {
+    return success(diag.getSeverity() == DiagnosticSeverity::Remark &&
+                   !showRemarks);
+  });
   {
     std::string err;
     auto buf = mlir::openInputFile(inputFile, &err);

@@ -32,4 +32,34 @@ def Pool_TransferAttr : Pool_Attr<"Transfer", "transfer"> {
   let genVerifyDecl = 1;
 }
 
+def Pool_RowClassAttr : Pool_Attr<"RowClass", "row_class"> {
+  let summary = "one compress class of a solved row space";
+  let description = [{
+    The solved layout of the layers of one compress ratio: their global
+    ids, rows per block (`block_rows`, 0 for dense), layer stride of the
+    window interleave (`ring_stride`), place and height in the envelope and
+    in the entry, and the window parameters a kernel needs (`ring_start`
+    relative to the class's layer base row, `run_rows`).
+  }];
+  let parameters = (ins
+    "int64_t":$ratio,
+    ArrayRefParameter<"int64_t">:$layers,
+    "int64_t":$block_rows,
+    "int64_t":$ring_stride,
+    "int64_t":$envelope_offset,
+    "int64_t":$envelope_rows,
+    "int64_t":$entry_offset,
+    "int64_t":$entry_rows,
+    "int64_t":$ring_start,
+    "int64_t":$run_rows
+  );
+  let assemblyFormat = [{
+    `<` `ratio` `=` $ratio `,` `layers` `=` `[` $layers `]` `,`
+    `block_rows` `=` $block_rows `,` `ring_stride` `=` $ring_stride `,`
+    `envelope_offset` `=` $envelope_offset `,` `envelope_rows` `=` $envelope_rows `,`
+    `entry_offset` `=` $entry_offset `,` `entry_rows` `=` $entry_rows `,`
+    `ring_start` `=` $ring_start `,` `run_rows` `=` $run_rows `>`
+  }];
+}
+
 #endif // POOL_ATTRS_TD

@@ -53,7 +53,7 @@ LogicalResult ModelOp::verifyRegions() {
   llvm::StringMap<EntryClassOp> classes;
   LayersOp layers;
   for (Operation &op : getBodyBlock()) {
-    if (!isa<PlaneOp, LayersOp, StateFieldOp, EntryClassOp>(op))
+    if (!isa<PlaneOp, LayersOp, StateFieldOp, EntryClassOp, RowSpaceOp>(op))
       return op.emitOpError("is not a declaration a pool.model can hold");
     if (auto plane = dyn_cast<PlaneOp>(op)) {
       auto [it, inserted] = planes.try_emplace(plane.getName(), &op);

@@ -84,6 +84,13 @@ def Pool_StateFieldOp : Pool_Op<"state_field", [HasParent<"ModelOp">]> {
     checkpoint image carries it. `pool-layout-state-fields` sets `offset` and
     `end` (bytes from the start of an entry).
 
+    In a row space, `pool-assign-field-planes` sets `plane` and the offsets
+    are from the start of the slot in that plane. `window` marks a field
+    that carries per-layer sliding windows (shape `[ring, ...]`, one window
+    row per ring position) for layers declared absent (-1) from the row
+    space; `pool-solve-row-space` sets `rows_per_window_row`, the plane rows
+    one window row takes.
+
     ```mlir
     pool.state_field "conv" in "state" {dtype = "bf16", layers = 48 : i64, shape = array<i64: 3, 5120>}
     ```
@@ -97,8 +104,11 @@ def Pool_StateFieldOp : Pool_Op<"state_field", [HasParent<"ModelOp">]> {
     DefaultValuedAttr<F64Attr, "0.0">:$fill,
     DefaultValuedAttr<I64Attr, "0">:$align,
     DefaultValuedAttr<BoolAttr, "true">:$in_checkpoint,
+    DefaultValuedAttr<BoolAttr, "false">:$window,
+    OptionalAttr<StrAttr>:$plane,
     OptionalAttr<I64Attr>:$offset,
-    OptionalAttr<I64Attr>:$end
+    OptionalAttr<I64Attr>:$end,
+    OptionalAttr<I64Attr>:$rows_per_window_row
   );
   let assemblyFormat = "$name `in` $entry_class attr-dict";
   let hasVerifier = 1;
@@ -115,6 +125,9 @@ def Pool_EntryClassOp : Pool_Op<"entry_class", [HasParent<"ModelOp">]> {
 
     Solved attributes: `arena_bytes`, `entry_bytes` and `checkpoint_ranges`
     (flattened (offset, bytes) pairs) from `pool-layout-state-fields`;
+    in a row space `arena_rows` and `plane_slack_bytes` (per plane) from
+    `pool-assign-field-planes` and `plane_checkpoint_ranges` (per plane)
+    from `pool-layout-state-fields`;
     `entries`, `reserved_bytes` and `region_offset` from `pool-plan-pools`.
 
     ```mlir
@@ -133,9 +146,13 @@ def Pool_EntryClassOp : Pool_Op<"entry_class", [HasParent<"ModelOp">]> {
     OptionalAttr<I64Attr>:$arena_bytes,
     OptionalAttr<I64Attr>:$entry_bytes,
     OptionalAttr<DenseI64ArrayAttr>:$checkpoint_ranges,
+    OptionalAttr<I64Attr>:$arena_rows,
+    OptionalAttr<DenseI64ArrayAttr>:$plane_slack_bytes,
+    OptionalAttr<ArrayAttr>:$plane_checkpoint_ranges,
     OptionalAttr<I64Attr>:$entries,
     OptionalAttr<I64Attr>:$reserved_bytes,
-    OptionalAttr<I64Attr>:$region_offset
+    OptionalAttr<I64Attr>:$region_offset,
+    UnitAttr:$needs_rebase
   );
   let assemblyFormat = "$name $pool attr-dict";
   let hasVerifier = 1;
@@ -143,6 +160,54 @@ def Pool_EntryClassOp : Pool_Op<"entry_class", [HasParent<"ModelOp">]> {
     bool isState() { return getPool() == "state"; }
     bool isPage() { return getPool() == "page"; }
   }];
+}
+
+def Pool_RowSpaceOp : Pool_Op<"row_space", [HasParent<"ModelOp">]> {
+  let summary = "the solved row space of a model (planes, envelope, slots)";
+  let description = [{
+    Created by `pool-solve-row-space`. A row is one token's KV at one layer;
+    every plane materializes the same rows at its own width. Per block the
+    envelope holds `envelope_rows` compressed rows (HCA then CSA); per slot
+    the arena takes `arena_rows` rows at the front and the windows
+    `entry_rows` rows after it (dense, HCA, CSA), the slot rounded up to
+    `slot_align_rows`. `classes` holds each compress class's layout,
+    `entry_row_runs` the (row, count) runs of an entry some position
+    reaches, and `image_ranges` per plane the (byte offset, bytes) runs of a
+    slot a checkpoint image carries (`image_bytes` in all).
+
+    `pool-plan-pools` adds the split: `num_blocks`, `num_slots`,
+    `plane_rows`, `slot_positions` and each plane's `plane_offsets` in the
+    allocation. `pool-check-addressing` adds `max_row`, and the planes whose
+    element offsets pass 2^31 (`wide_offset_planes`) or whose span passes
+    the 4 GiB an AMD buffer descriptor reaches (`rebase_planes`).
+  }];
+  let arguments = (ins
+    StrAttr:$page_class,
+    StrAttr:$slot_class,
+    I64Attr:$block_size,
+    I64Attr:$ring_slots,
+    I64Attr:$arena_rows,
+    I64Attr:$slot_align_rows,
+    I64Attr:$envelope_rows,
+    I64Attr:$entry_rows,
+    I64Attr:$slot_rows,
+    DenseI64ArrayAttr:$ratios,
+    StrArrayAttr:$plane_names,
+    DenseI64ArrayAttr:$plane_widths,
+    TypedArrayAttrBase<Pool_RowClassAttr, "row classes">:$classes,
+    DenseI64ArrayAttr:$entry_row_runs,
+    ArrayAttr:$image_ranges,
+    I64Attr:$image_bytes,
+    OptionalAttr<I64Attr>:$num_blocks,
+    OptionalAttr<I64Attr>:$num_slots,
+    OptionalAttr<I64Attr>:$plane_rows,
+    OptionalAttr<I64Attr>:$slot_positions,
+    OptionalAttr<DenseI64ArrayAttr>:$plane_offsets,
+    OptionalAttr<I64Attr>:$max_row,
+    OptionalAttr<DenseI64ArrayAttr>:$wide_offset_planes,
+    OptionalAttr<DenseI64ArrayAttr>:$rebase_planes
+  );
+  let assemblyFormat = "attr-dict";
 }
 
 #endif // POOL_OPS_TD

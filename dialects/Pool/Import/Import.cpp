@@ -37,33 +37,45 @@ mlir::pool::importModelDecl(MLIRContext *ctx,
     PlaneOp::create(b, loc(p.loc), p.name, p.rowBytes, canonical(p.dtype));
   if (decl.layers)
     LayersOp::create(b, loc(decl.layersLoc), *decl.layers);
+  // Built through the generic (named attribute) builders, so solved
+  // attributes added to the ops later never change this code.
+  auto attr = [&](StringRef name, Attribute value) {
+    return b.getNamedAttr(name, value);
+  };
   for (const auto &f : decl.fields) {
-    auto op = StateFieldOp::create(
-        b, loc(f.loc), b.getStringAttr(f.name), b.getStringAttr(f.entryClass),
-        b.getI64IntegerAttr(f.layers), b.getDenseI64ArrayAttr(f.shape),
-        b.getStringAttr(canonical(f.dtype)), b.getF64FloatAttr(f.fill),
-        b.getI64IntegerAttr(f.align), b.getBoolAttr(f.inCheckpoint),
-        /*offset=*/nullptr, /*end=*/nullptr);
-    (void)op;
+    SmallVector<NamedAttribute> attrs{
+        attr("name", b.getStringAttr(f.name)),
+        attr("entry_class", b.getStringAttr(f.entryClass)),
+        attr("layers", b.getI64IntegerAttr(f.layers)),
+        attr("shape", b.getDenseI64ArrayAttr(f.shape)),
+        attr("dtype", b.getStringAttr(canonical(f.dtype))),
+        attr("fill", b.getF64FloatAttr(f.fill)),
+        attr("align", b.getI64IntegerAttr(f.align)),
+        attr("in_checkpoint", b.getBoolAttr(f.inCheckpoint)),
+        attr("window", b.getBoolAttr(f.window))};
+    StateFieldOp::create(b, loc(f.loc), TypeRange(), ValueRange(), attrs);
   }
   for (const auto &c : decl.classes) {
-    TransferAttr transfer;
-    auto emitErr = [&]() { return emitError(loc(c.loc)); };
-    if (c.transfer)
-      transfer = TransferAttr::getChecked(
+    SmallVector<NamedAttribute> attrs{
+        attr("name", b.getStringAttr(c.name)),
+        attr("pool", b.getStringAttr(c.pool)),
+        attr("entries_per_req", b.getI64IntegerAttr(c.entriesPerReq)),
+        attr("extra_entries", b.getI64IntegerAttr(c.extraEntries))};
+    if (c.bytes)
+      attrs.push_back(attr("bytes", b.getI64IntegerAttr(*c.bytes)));
+    if (c.derived)
+      attrs.push_back(attr("derived", b.getUnitAttr()));
+    if (c.transfer) {
+      auto emitErr = [&]() { return emitError(loc(c.loc)); };
+      TransferAttr transfer = TransferAttr::getChecked(
           llvm::function_ref<InFlightDiagnostic()>(emitErr), ctx,
           StringRef(c.transfer->kind), c.transfer->tokens,
           StringRef(c.transfer->layoutId));
-    if (c.transfer && !transfer)
-      return nullptr;
-    EntryClassOp::create(
-        b, loc(c.loc), b.getStringAttr(c.name), b.getStringAttr(c.pool),
-        c.bytes ? b.getI64IntegerAttr(*c.bytes) : IntegerAttr(),
-        c.derived ? b.getUnitAttr() : UnitAttr(),
-        b.getI64IntegerAttr(c.entriesPerReq), b.getI64IntegerAttr(c.extraEntries),
-        transfer, /*arena_bytes=*/nullptr, /*entry_bytes=*/nullptr,
-        /*checkpoint_ranges=*/nullptr, /*entries=*/nullptr,
-        /*reserved_bytes=*/nullptr, /*region_offset=*/nullptr);
+      if (!transfer)
+        return nullptr;
+      attrs.push_back(attr("transfer", transfer));
+    }
+    EntryClassOp::create(b, loc(c.loc), TypeRange(), ValueRange(), attrs);
   }
   if (failed(verify(*module)))
     return nullptr;

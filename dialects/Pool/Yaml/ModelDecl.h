@@ -46,6 +46,7 @@ struct FieldDecl {
   double fill = 0.0;
   int64_t align = 0;
   bool inCheckpoint = true;
+  bool window = false;
   SrcLoc loc;
 };
 

@@ -17,6 +17,7 @@
 #include <cerrno>
 #include <cmath>
 #include <cstdlib>
+#include <algorithm>
 #include <set>
 
 namespace pool::yaml {
@@ -268,6 +269,22 @@ public:
       ratioItems(root["layers"], "layers", ratios);
       if (ratios.empty())
         fail(root["layers"], "layers", "needs at least one layer");
+      // Implicit parameters: how many layers of each kind the list holds,
+      // so fields and indexers can be sized from it (a declared parameter
+      // of the same name is an error: one source for the count).
+      const std::pair<const char *, int64_t> counts[] = {
+          {"num_layers", int64_t(ratios.size())},
+          {"layers_dense", std::count(ratios.begin(), ratios.end(), 0)},
+          {"layers_csa", std::count(ratios.begin(), ratios.end(), 4)},
+          {"layers_hca", std::count(ratios.begin(), ratios.end(), 128)},
+          {"layers_absent", std::count(ratios.begin(), ratios.end(), -1)}};
+      for (const auto &[name, n] : counts) {
+        for (const auto &[p, v] : params)
+          if (p == name)
+            fail(root["params"], "params." + std::string(name),
+                 "is computed from the layers list; do not declare it");
+        params.push_back({name, n});
+      }
       m.layers = std::move(ratios);
       m.layersLoc = locOf(root["layers"]);
     }
@@ -276,7 +293,7 @@ public:
            [&](const YAML::Node &n, const std::string &p) {
              checkMap(n, p,
                       {"name", "class", "layers", "shape", "dtype", "fill",
-                       "align", "in_checkpoint"},
+                       "align", "in_checkpoint", "window"},
                       {"name", "class", "layers", "shape", "dtype"});
              FieldDecl d;
              d.loc = locOf(n);
@@ -294,6 +311,8 @@ public:
                d.align = integer(n["align"], p + ".align", 0);
              if (n["in_checkpoint"])
                d.inCheckpoint = boolean(n["in_checkpoint"], p + ".in_checkpoint");
+             if (n["window"])
+               d.window = boolean(n["window"], p + ".window");
              m.fields.push_back(d);
            });
     list(root["entry_classes"], "entry_classes",

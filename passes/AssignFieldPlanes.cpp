@@ -1,0 +1,68 @@
+//===- AssignFieldPlanes.cpp - State fields across row-space planes -------===//
+
+#include "passes/ModelUtil.h"
+#include "passes/Passes.h"
+
+#include "poolrt/StateArena.h"
+
+namespace mlir::pool {
+#define GEN_PASS_DEF_ASSIGNFIELDPLANES
+#include "passes/Passes.h.inc"
+
+namespace {
+
+LogicalResult assignModel(ModelOp model, llvm::Statistic &numAssignments) {
+  if (!inRowSpace(model))
+    return success();
+  SmallVector<PlaneOp> planes = getPlanes(model);
+  EntryClassOp slot = getSlotClass(model);
+  if (!slot)
+    return success(); // pool-verify reports a row space without a slot class
+  SmallVector<StateFieldOp> ops = fieldsOf(model, slot.getName());
+  std::vector<poolrt::StateField> fields;
+  for (StateFieldOp f : ops) {
+    auto field = toStateField(f);
+    if (!field)
+      return f.emitOpError(field.error().message);
+    fields.push_back(field.value());
+  }
+  std::vector<int64_t> widths;
+  for (PlaneOp p : planes)
+    widths.push_back(int64_t(p.getRowBytes()));
+  auto split = poolrt::planFieldPlanes(fields, widths);
+  if (!split)
+    return slot.emitOpError("entry class '")
+           << slot.getName() << "': " << split.error().message
+           << "; declare fewer fields (merge fields that always travel "
+              "together) or fewer planes";
+  int64_t count = 1;
+  for (size_t k = 0; k < fields.size(); ++k)
+    count *= int64_t(planes.size());
+  numAssignments += count;
+
+  Builder b(model.getContext());
+  SmallVector<int64_t> slack;
+  for (size_t p = 0; p < planes.size(); ++p) {
+    std::vector<poolrt::StateField> group;
+    for (size_t k : split->groups[p]) {
+      ops[k].setPlaneAttr(b.getStringAttr(planes[p].getName()));
+      group.push_back(fields[k]);
+    }
+    int64_t bytes = poolrt::entryBytesFor(group).value(); // checked above
+    slack.push_back(split->rows * widths[p] - bytes);
+  }
+  slot.setArenaRowsAttr(b.getI64IntegerAttr(split->rows));
+  slot.setPlaneSlackBytesAttr(b.getDenseI64ArrayAttr(slack));
+  return success();
+}
+
+struct AssignFieldPlanes : impl::AssignFieldPlanesBase<AssignFieldPlanes> {
+  using AssignFieldPlanesBase::AssignFieldPlanesBase;
+  void runOnOperation() override {
+    for (ModelOp model : getOperation().getOps<ModelOp>())
+      if (failed(assignModel(model, numAssignments)))
+        return signalPassFailure();
+  }
+};
+} // namespace
+} // namespace mlir::pool
