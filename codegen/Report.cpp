@@ -5,6 +5,8 @@
 
 #include "llvm/Support/Format.h"
 
+// Note: llvm::json::Value does not copy a StringRef. Every string taken
+// from the module is copied (.str()) so a report outlives its context.
 #include <algorithm>
 #include <cmath>
 
@@ -66,7 +68,7 @@ static json::Value rowSpaceReport(ModelOp model, RowSpaceOp rs) {
     int64_t arenaBytes = 0;
     for (StateFieldOp f : model.getBodyBlock().getOps<StateFieldOp>())
       if (f.getPlane() && *f.getPlane() == name) {
-        fieldNames.push_back(f.getName());
+        fieldNames.push_back(f.getName().str());
         arenaBytes = std::max<int64_t>(arenaBytes, int64_t(*f.getEnd()));
       }
     int64_t planeSlack = slot && slot.getPlaneSlackBytes()
@@ -78,7 +80,7 @@ static json::Value rowSpaceReport(ModelOp model, RowSpaceOp rs) {
       if (op.getName() == name)
         dtype = op.getDtype().str();
     planes.push_back(json::Object{
-        {"name", name},
+        {"name", name.str()},
         {"row_bytes", w},
         {"dtype", dtype},
         {"fields", std::move(fieldNames)},
@@ -132,8 +134,8 @@ static json::Value rowSpaceReport(ModelOp model, RowSpaceOp rs) {
     int64_t offsetRows = int64_t(*f.getOffset()) / w;
     int64_t ring = int64_t(rs.getRingSlots());
     fieldWindows.push_back(json::Object{
-        {"field", f.getName()},
-        {"plane", *f.getPlane()},
+        {"field", f.getName().str()},
+        {"plane", f.getPlane()->str()},
         {"rows_per_window_row", k},
         {"offset_rows", offsetRows},
         {"layer_stride_rows", ring},
@@ -144,8 +146,8 @@ static json::Value rowSpaceReport(ModelOp model, RowSpaceOp rs) {
   int64_t image = int64_t(rs.getImageBytes());
   int64_t pageBytes = page && page.getEntryBytes() ? int64_t(*page.getEntryBytes()) : 0;
   json::Object out{
-      {"page_class", rs.getPageClass()},
-      {"slot_class", rs.getSlotClass()},
+      {"page_class", rs.getPageClass().str()},
+      {"slot_class", rs.getSlotClass().str()},
       {"block_size", int64_t(rs.getBlockSize())},
       {"ring_slots", int64_t(rs.getRingSlots())},
       {"layer_ratios", [&] {
@@ -203,9 +205,9 @@ json::Value mlir::pool::buildReport(ModuleOp module, const ReportInputs &inputs,
   int64_t pagedEntries = 0;
   for (Operation &op : model.getBodyBlock()) {
     if (auto p = dyn_cast<PlaneOp>(op))
-      planes.push_back(json::Object{{"name", p.getName()},
+      planes.push_back(json::Object{{"name", p.getName().str()},
                                     {"row_bytes", int64_t(p.getRowBytes())},
-                                    {"dtype", p.getDtype()}});
+                                    {"dtype", p.getDtype().str()}});
     else if (auto l = dyn_cast<LayersOp>(op)) {
       numLayers = int64_t(l.getRatios().size());
       for (int64_t r : l.getRatios())
@@ -219,16 +221,16 @@ json::Value mlir::pool::buildReport(ModuleOp module, const ReportInputs &inputs,
     }
     json::Value transfer = nullptr;
     if (auto t = c.getTransferAttr()) {
-      json::Object o{{"kind", t.getKind()}};
+      json::Object o{{"kind", t.getKind().str()}};
       if (t.getKind() == "fork")
         o["tokens"] = t.getTokens();
       if (t.getKind() == "copy")
-        o["layout_id"] = t.getLayoutId();
+        o["layout_id"] = t.getLayoutId().str();
       transfer = std::move(o);
     }
     json::Object cls{
-        {"name", c.getName()},
-        {"pool", c.getPool()},
+        {"name", c.getName().str()},
+        {"pool", c.getPool().str()},
         {"entries", int64_t(*c.getEntries())},
         {"entry_bytes", int64_t(*c.getEntryBytes())},
         {"reserved_bytes", int64_t(*c.getReservedBytes())},
@@ -260,15 +262,15 @@ json::Value mlir::pool::buildReport(ModuleOp module, const ReportInputs &inputs,
       for (int64_t d : f.getShape())
         shape.push_back(d);
       fields.push_back(json::Object{
-          {"name", f.getName()},
-          {"plane", f.getPlane() ? json::Value(*f.getPlane())
+          {"name", f.getName().str()},
+          {"plane", f.getPlane() ? json::Value(f.getPlane()->str())
                                  : json::Value(nullptr)},
           {"offset", int64_t(*f.getOffset())},
           {"end", int64_t(*f.getEnd())},
           {"bytes", int64_t(*f.getEnd()) - int64_t(*f.getOffset())},
           {"layers", int64_t(f.getLayers())},
           {"shape", std::move(shape)},
-          {"dtype", f.getDtype()},
+          {"dtype", f.getDtype().str()},
           {"fill", fillValue(f.getFill().convertToDouble())},
           {"align", int64_t(f.getAlign())},
           {"in_checkpoint", f.getInCheckpoint()},
@@ -294,7 +296,7 @@ json::Value mlir::pool::buildReport(ModuleOp module, const ReportInputs &inputs,
       }
     }
     arenas.push_back(json::Object{
-        {"class", c.getName()},
+        {"class", c.getName().str()},
         {"entry_bytes", int64_t(*c.getArenaBytes())},
         {"slot_stride", std::move(stride)},
         {"fields", std::move(fields)},
@@ -312,7 +314,7 @@ json::Value mlir::pool::buildReport(ModuleOp module, const ReportInputs &inputs,
     params[k] = v;
   return json::Object{
       {"schema", "poolc-report/1"},
-      {"model", model.getName()},
+      {"model", model.getName().str()},
       {"source", inputs.source},
       {"inputs",
        json::Object{{"budget_bytes", budget},

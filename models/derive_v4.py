@@ -14,8 +14,9 @@ It asserts every figure the spec states (seed 000 / test vectors) and prints,
 for each configuration of model_geometries.md §3.2, the PAGE bytes per block,
 the STATE bytes per request, the arena and the pool plan for a budget.
 
-The numbers written as explicit `bytes:` in models/deepseek-v4-*.yaml come
-from here; the pool-solve-row-space pass will derive them in the compiler.
+The compiler derives the same sizes (pool-solve-row-space: `bytes: derived`
+in models/deepseek-v4-*.yaml); this script is the independent re-derivation
+the tests compare it with (test/Tools/models.test, models/EXPECTED.md).
 
 Usage:
   python3 derive_v4.py                 # checks + table for 150 GiB / 256 seqs
@@ -316,8 +317,16 @@ def configurations():
             Config("V4-Flash-DSpark k=3 field",
                    f"deepseek-v4-flash-dspark-{kv}.yaml",
                    FLASH_TRUNK, [ABSENT] * 3, 3, kv, n_window=3),
+            # Pre-change layout (MG §3.2): the 3 draft layers stay dense row
+            # space layers (ratio 0), no state_window field; the same row
+            # space as V4-Flash MTP-3 (the seed's "MTP3 ring").
+            Config("V4-Flash-DSpark k=3 dense",
+                   f"deepseek-v4-flash-dspark-dense-{kv}.yaml",
+                   FLASH_TRUNK, [DENSE] * 3, 3, kv),
             Config("V4-Flash-DSpark k=5 field", "", FLASH_TRUNK, [ABSENT] * 3,
                    5, kv, n_window=3),
+            Config("V4-Flash-DSpark k=5 dense", "", FLASH_TRUNK, [DENSE] * 3,
+                   5, kv),
             Config("V4-Pro MTP-1", "deepseek-v4-pro-mtp1-fp8.yaml"
                    if kv == "fp8" else "", PRO_TRUNK, [0], 1, kv),
         ]

@@ -118,15 +118,39 @@ pool.model "align_stride" attributes {block_size = 16 : i64, hash_block_size = 1
 
 // -----
 
-// In a row space (the model has planes) the arena sits at the front of each plane's slot: the class's bytes are not a stride.
+// In a row space each plane's fields form their own arena at the front of the slot: offsets restart at 0 in every plane, ranges are per plane, and the derived slot and PAGE classes get no entry_bytes (pool-solve-row-space derives them).
 // CHECK-LABEL: pool.model "row_space"
-// CHECK: pool.entry_class "s" "state" {arena_bytes = 1280 : i64, bytes = 1920 : i64, {{.*}}entry_bytes = 1920 : i64
-pool.model "row_space" attributes {block_size = 16 : i64, hash_block_size = 16 : i64} {
+// CHECK: pool.state_field "a" in "state" {{.*}}end = 12 : i64, {{.*}}offset = 0 : i64, plane = "rope"
+// CHECK: pool.state_field "wide" in "state" {align = 1024 : i64, {{.*}}end = 12 : i64, {{.*}}offset = 0 : i64, plane = "nope"
+// CHECK: pool.state_field "b" in "state" {{.*}}end = 268 : i64, {{.*}}offset = 256 : i64, plane = "rope"
+// CHECK: pool.state_field "dead" in "state" {{.*}}end = 268 : i64, {{.*}}offset = 256 : i64, plane = "nope"
+// CHECK: pool.entry_class "kv" "page" {bytes = 8448 : i64, derived}
+// CHECK: pool.entry_class "state" "state" {arena_bytes = 1024 : i64, derived, entries_per_req = 1 : i64, plane_checkpoint_ranges = [array<i64: 0, 12>, array<i64: 0, 268>]}
+// CHECK: pool.entry_class "aux" "state" {bytes = 512 : i64, entries_per_req = 1 : i64, entry_bytes = 512 : i64}
+// CHECK-NOT: checkpoint_ranges = array
+pool.model "row_space" attributes {block_size = 256 : i64, hash_block_size = 256 : i64, sliding_window = 128 : i64} {
   pool.plane "nope" {dtype = "fp8_e4m3", row_bytes = 512 : i64}
   pool.plane "rope" {dtype = "bf16", row_bytes = 128 : i64}
-  pool.state_field "a" in "s" {dtype = "f32", layers = 1 : i64, shape = array<i64: 3>}
-  pool.state_field "wide" in "s" {align = 1024 : i64, dtype = "f32", layers = 1 : i64, shape = array<i64: 3>}
-  pool.entry_class "s" "state" {bytes = 1920 : i64, entries_per_req = 1 : i64}
+  pool.layers [0, 4]
+  pool.state_field "a" in "state" {dtype = "f32", layers = 1 : i64, shape = array<i64: 3>, plane = "rope"}
+  pool.state_field "wide" in "state" {align = 1024 : i64, dtype = "f32", layers = 1 : i64, shape = array<i64: 3>, plane = "nope"}
+  pool.state_field "b" in "state" {dtype = "f32", layers = 1 : i64, shape = array<i64: 3>, plane = "rope"}
+  pool.state_field "dead" in "state" {dtype = "f32", in_checkpoint = false, layers = 1 : i64, shape = array<i64: 3>, plane = "nope"}
+  pool.entry_class "kv" "page" {bytes = 8448 : i64, derived}
+  pool.entry_class "state" "state" {derived, entries_per_req = 1 : i64}
+  pool.entry_class "aux" "state" {bytes = 512 : i64, entries_per_req = 1 : i64}
+}
+
+// -----
+
+// In a row space a field without a plane has not been through pool-assign-field-planes.
+pool.model "no_plane" attributes {block_size = 256 : i64, hash_block_size = 256 : i64, sliding_window = 128 : i64} {
+  pool.plane "kv" {dtype = "bf16", row_bytes = 1024 : i64}
+  pool.layers [0, 4]
+  // expected-error @+1 {{'pool.state_field' op state field 'a' has no plane; run pool-assign-field-planes first}}
+  pool.state_field "a" in "state" {dtype = "f32", layers = 1 : i64, shape = array<i64: 3>}
+  pool.entry_class "kv" "page" {derived}
+  pool.entry_class "state" "state" {derived, entries_per_req = 1 : i64}
 }
 
 // -----

@@ -10,7 +10,9 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "SizeArg.h"
+#include "tools/lib/SizeArg.h"
+#include "tools/lib/Driver.h"
+#include "codegen/Header.h"
 #include "codegen/Report.h"
 #include "dialects/Pool/IR/PoolOps.h"
 #include "dialects/Pool/Import/Import.h"
@@ -43,13 +45,14 @@ static cl::opt<int64_t> ppMinBlocks("pp-min-blocks",
                                     cl::init(-1), cl::cat(poolcCat));
 static cl::list<std::string> params("param", cl::desc("override a model parameter"),
                                     cl::value_desc("NAME=VALUE"), cl::cat(poolcCat));
-enum class Emit { Report, Text, Mlir, Solved };
+enum class Emit { Report, Text, Mlir, Solved, Header };
 static cl::opt<Emit> emit(
     "emit", cl::desc("what to write"), cl::init(Emit::Report),
     cl::values(clEnumValN(Emit::Report, "report", "JSON layout report (default)"),
                clEnumValN(Emit::Text, "text", "human-readable tables"),
                clEnumValN(Emit::Mlir, "mlir", "the imported pool dialect module"),
-               clEnumValN(Emit::Solved, "solved", "the module after every pass")),
+               clEnumValN(Emit::Solved, "solved", "the module after every pass"),
+               clEnumValN(Emit::Header, "header", "C++/HIP/CUDA header of constants and address functions")),
     cl::cat(poolcCat));
 static cl::opt<bool> showRemarks("remarks",
                                  cl::desc("print the passes' remarks (addressing marks)"),
@@ -68,35 +71,32 @@ int main(int argc, char **argv) {
   cl::HideUnrelatedOptions(poolcCat);
   cl::ParseCommandLineOptions(argc, argv, "poolc: compile a model's cache layout\n");
 
-  std::vector<std::pair<std::string, int64_t>> overrides;
+  ::pool::CompileOptions opts;
+  opts.input = inputFile;
   for (const std::string &p : params) {
-    size_t eq = p.find('=');
-    if (eq == std::string::npos || eq == 0)
-      return usage("--param expects NAME=VALUE, got '" + p + "'");
-    std::string value = p.substr(eq + 1);
-    int64_t v;
+    std::pair<std::string, int64_t> kv;
     std::string why;
-    if (!::pool::yaml::evalIntExpr(value, {}, v, why))
-      return usage("--param " + p.substr(0, eq) + ": " + why);
-    overrides.push_back({p.substr(0, eq), v});
+    if (!::pool::parseParamArg(p, kv, why))
+      return usage("--param " + why);
+    opts.params.push_back(kv);
   }
 
-  bool plan = emit != Emit::Mlir;
-  int64_t budget = -1;
-  if (plan) {
+  opts.plan = emit != Emit::Mlir;
+  if (opts.plan) {
     if (budgetArg.empty())
       return usage("--budget SIZE is required (e.g. --budget 150GiB)");
     std::string why;
     auto b = ::pool::parseByteSize(budgetArg, why);
     if (!b)
       return usage("--budget '" + budgetArg + "': " + why);
-    budget = *b;
+    opts.budget = *b;
     if (maxNumSeqs < 0)
       return usage("--max-num-seqs N (>= 0) is required");
+    opts.maxNumSeqs = maxNumSeqs;
+    opts.ppMinBlocks = ppMinBlocks;
   }
 
   MLIRContext ctx;
-  ctx.getOrLoadDialect<mlir::pool::PoolDialect>();
   // Diagnostics point into the model file; a dump of the module adds noise.
   ctx.printOpOnDiagnostic(false);
   llvm::SourceMgr sourceMgr;
@@ -106,51 +106,21 @@ int main(int argc, char **argv) {
     return success(diag.getSeverity() == DiagnosticSeverity::Remark &&
                    !showRemarks);
   });
-  {
-    std::string err;
-    auto buf = mlir::openInputFile(inputFile, &err);
-    if (!buf) {
-      llvm::errs() << inputFile << ": error: " << err << "\n";
-      return 1;
-    }
-    sourceMgr.AddNewSourceBuffer(std::move(buf), llvm::SMLoc());
-  }
-
-  OwningOpRef<ModuleOp> module;
   std::vector<std::pair<std::string, int64_t>> usedParams;
-  if (llvm::StringRef(inputFile).ends_with(".mlir")) {
-    if (!overrides.empty())
-      return usage("--param applies to YAML models only");
-    module = parseSourceFile<ModuleOp>(sourceMgr, &ctx);
-  } else {
-    ::pool::yaml::ModelDecl decl;
-    ::pool::yaml::YamlError err;
-    if (!::pool::yaml::loadModelYaml(inputFile, overrides, decl, err)) {
-      llvm::errs() << err.str() << "\n";
-      return 1;
-    }
-    usedParams = decl.params;
-    module = mlir::pool::importModelDecl(&ctx, decl);
-  }
+  OwningOpRef<ModuleOp> module =
+      ::pool::compileModel(ctx, sourceMgr, opts, &usedParams);
   if (!module)
     return 1;
 
-  if (plan) {
-    PassManager pm(&ctx);
-    mlir::pool::PlanOptions opts;
-    opts.budget = budget;
-    opts.maxNumSeqs = maxNumSeqs;
-    opts.ppMinBlocks = ppMinBlocks;
-    mlir::pool::buildPoolPipeline(pm, opts);
-    if (failed(pm.run(*module)))
-      return 1;
-  } else if (failed(verify(*module))) {
-    return 1;
-  }
-
   std::string text;
   llvm::raw_string_ostream os(text);
-  if (emit == Emit::Mlir || emit == Emit::Solved) {
+  if (emit == Emit::Header) {
+    std::string error;
+    if (!mlir::pool::emitAddressHeader(*module, os, error)) {
+      llvm::errs() << "poolc: error: " << error << "\n";
+      return 1;
+    }
+  } else if (emit == Emit::Mlir || emit == Emit::Solved) {
     module->print(os);
     os << "\n";
   } else {

@@ -1,6 +1,6 @@
 //===- SizeArg.cpp - Byte sizes on the command line -----------------------===//
 
-#include "SizeArg.h"
+#include "tools/lib/SizeArg.h"
 
 #include <cctype>
 

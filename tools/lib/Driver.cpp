@@ -1,0 +1,85 @@
+//===- Driver.cpp - Load a model and run the poolc pipeline ---------------===//
+
+#include "tools/lib/Driver.h"
+#include "dialects/Pool/IR/PoolOps.h"
+#include "dialects/Pool/Import/Import.h"
+#include "dialects/Pool/Yaml/ModelDecl.h"
+#include "passes/Passes.h"
+
+#include "mlir/IR/Verifier.h"
+#include "mlir/Parser/Parser.h"
+#include "mlir/Pass/PassManager.h"
+#include "mlir/Support/FileUtilities.h"
+#include "llvm/Support/raw_ostream.h"
+
+using namespace mlir;
+using mlir::OwningOpRef;
+
+namespace pool {
+
+bool parseParamArg(const std::string &arg,
+                         std::pair<std::string, int64_t> &out,
+                         std::string &why) {
+  size_t eq = arg.find('=');
+  if (eq == std::string::npos || eq == 0) {
+    why = "expects NAME=VALUE, got '" + arg + "'";
+    return false;
+  }
+  int64_t v;
+  if (!::pool::yaml::evalIntExpr(arg.substr(eq + 1), {}, v, why)) {
+    why = arg.substr(0, eq) + ": " + why;
+    return false;
+  }
+  out = {arg.substr(0, eq), v};
+  return true;
+}
+
+OwningOpRef<ModuleOp> compileModel(MLIRContext &ctx, llvm::SourceMgr &sourceMgr,
+                   const CompileOptions &opts,
+                   std::vector<std::pair<std::string, int64_t>> *usedParams) {
+  ctx.getOrLoadDialect<mlir::pool::PoolDialect>();
+  std::string err;
+  auto buf = openInputFile(opts.input, &err);
+  if (!buf) {
+    llvm::errs() << opts.input << ": error: " << err << "\n";
+    return nullptr;
+  }
+  sourceMgr.AddNewSourceBuffer(std::move(buf), llvm::SMLoc());
+
+  OwningOpRef<ModuleOp> module;
+  if (llvm::StringRef(opts.input).ends_with(".mlir")) {
+    if (!opts.params.empty()) {
+      llvm::errs() << opts.input << ": error: --param applies to YAML models only\n";
+      return nullptr;
+    }
+    module = parseSourceFile<ModuleOp>(sourceMgr, &ctx);
+  } else {
+    ::pool::yaml::ModelDecl decl;
+    ::pool::yaml::YamlError yerr;
+    if (!::pool::yaml::loadModelYaml(opts.input, opts.params, decl, yerr)) {
+      llvm::errs() << yerr.str() << "\n";
+      return nullptr;
+    }
+    if (usedParams)
+      *usedParams = decl.params;
+    module = mlir::pool::importModelDecl(&ctx, decl);
+  }
+  if (!module)
+    return nullptr;
+  if (!opts.plan) {
+    if (failed(verify(*module)))
+      return nullptr;
+    return module;
+  }
+  PassManager pm(&ctx);
+  mlir::pool::PlanOptions plan;
+  plan.budget = opts.budget;
+  plan.maxNumSeqs = opts.maxNumSeqs;
+  plan.ppMinBlocks = opts.ppMinBlocks;
+  mlir::pool::buildPoolPipeline(pm, plan);
+  if (failed(pm.run(*module)))
+    return nullptr;
+  return module;
+}
+
+} // namespace pool

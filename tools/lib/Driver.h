@@ -1,0 +1,42 @@
+//===- Driver.h - Load a model and run the poolc pipeline -------*- C++ -*-===//
+#ifndef POOL_TOOLS_DRIVER_H
+#define POOL_TOOLS_DRIVER_H
+
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/MLIRContext.h"
+#include "mlir/IR/OwningOpRef.h"
+#include "llvm/Support/SourceMgr.h"
+
+#include <cstdint>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace pool {
+
+struct CompileOptions {
+  std::string input; // .yaml, or .mlir holding pool dialect
+  std::vector<std::pair<std::string, int64_t>> params; // YAML only
+  bool plan = true; // false: import and verify only
+  int64_t budget = 0;
+  int64_t maxNumSeqs = 0;
+  int64_t ppMinBlocks = -1;
+};
+
+/// Load `opts.input` into `ctx` (diagnostics go to the context's handlers;
+/// the file is added to `sourceMgr`) and run verify, merge, plane split,
+/// layout, row space, plan and addressing checks. Returns null on any error
+/// (already reported). `usedParams` receives the model's parameters after
+/// overrides (YAML only).
+mlir::OwningOpRef<mlir::ModuleOp>
+compileModel(mlir::MLIRContext &ctx, llvm::SourceMgr &sourceMgr,
+             const CompileOptions &opts,
+             std::vector<std::pair<std::string, int64_t>> *usedParams = nullptr);
+
+/// Parse "NAME=VALUE" with VALUE an integer expression; false + `why`.
+bool parseParamArg(const std::string &arg, std::pair<std::string, int64_t> &out,
+                   std::string &why);
+
+} // namespace pool
+
+#endif // POOL_TOOLS_DRIVER_H
