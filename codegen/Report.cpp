@@ -338,6 +338,8 @@ json::Value mlir::pool::buildReport(ModuleOp module, const ReportInputs &inputs,
       {"total_reserved_bytes", total},
       {"unreserved_bytes", budget - total},
       {"allocation_bytes", int64_t(*model.getAllocationBytes())},
+      {"allocation_over_budget_bytes",
+       std::max<int64_t>(0, int64_t(*model.getAllocationBytes()) - budget)},
       {"row_space", std::move(rowSpace)},
   };
 }
@@ -389,6 +391,11 @@ void mlir::pool::printTextReport(const json::Value &report,
      << "), unreserved " << withCommas(*r.getInteger("unreserved_bytes"))
      << " B, one allocation of "
      << withCommas(*r.getInteger("allocation_bytes")) << " B\n";
+  if (int64_t over = r.getInteger("allocation_over_budget_bytes").value_or(0))
+    os << "the allocation passes the budget by " << withCommas(over)
+       << " B (region alignment; a row space rounds its blocks up to whole "
+          "slots, as the reference does): --fit-allocation gives up blocks "
+          "instead\n";
   const json::Object &geo = *r.getObject("geometry");
   int64_t bs = *geo.getInteger("block_size");
   int64_t paged = *r.getInteger("paged_entries");

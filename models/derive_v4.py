@@ -189,9 +189,11 @@ def v4_fields(n_csa, n_hca, e, n_window=0):
     return fields
 
 
-def index_bytes(n_csa, kind="fp8"):
+def index_bytes(n_csa, kind="fp8", row_bytes=INDEX_DIM + 4):
+    """row_bytes: one fp8 index row (128 fp8 values + an fp32 scale = 132;
+    the seed's old layout rounded it up to 144)."""
     if kind == "fp8":
-        return n_csa * 64 * (INDEX_DIM + 4)
+        return n_csa * 64 * row_bytes
     groups = (INDEX_DIM // 128) * 4 * 64          # fp4
     return n_csa * (groups * 16 + groups)
 
@@ -226,7 +228,7 @@ def layout_id(cfg, fields):
                ",".join(map(str, cfg.ratios)), nocopy))
 
 
-def derive(cfg):
+def derive(cfg, index_row_bytes=INDEX_DIM + 4):
     n_csa = cfg.ratios.count(CSA)
     n_hca = cfg.ratios.count(HCA)
     fields = v4_fields(n_csa, n_hca, cfg.e, cfg.n_window)
@@ -242,7 +244,7 @@ def derive(cfg):
     arena = entry_bytes_for(fields)
     compressor = entry_bytes_for([f for f in fields if f.name != "state_window"])
     main = geo.envelope_rows * sum_w
-    idx = index_bytes(n_csa)
+    idx = index_bytes(n_csa, row_bytes=index_row_bytes)
     return dict(
         cfg=cfg, fields=fields, groups=[[f.name for f in g] for g in groups],
         n_csa=n_csa, n_hca=n_hca, arena_bytes=arena,
@@ -317,9 +319,9 @@ def configurations():
             Config("V4-Flash-DSpark k=3 field",
                    f"deepseek-v4-flash-dspark-{kv}.yaml",
                    FLASH_TRUNK, [ABSENT] * 3, 3, kv, n_window=3),
-            # Pre-change layout (MG §3.2): the 3 draft layers stay dense row
-            # space layers (ratio 0), no state_window field; the same row
-            # space as V4-Flash MTP-3 (the seed's "MTP3 ring").
+            # Pre-change layout (model_geometries §3.2): the 3 draft layers
+            # stay dense row-space layers (ratio 0), no state_window field; the
+            # same row space as V4-Flash MTP-3 (the seed's "MTP3 ring").
             Config("V4-Flash-DSpark k=3 dense",
                    f"deepseek-v4-flash-dspark-dense-{kv}.yaml",
                    FLASH_TRUNK, [DENSE] * 3, 3, kv),
@@ -394,6 +396,8 @@ def check_known_figures():
     assert d["page_bytes"] == 1_063_168
     # ... 768 B/block/CSA layer less than the old 144-B index rows.
     assert d["page_bytes"] + 21 * 64 * (144 - 132) == 1_079_296
+    old = derive(Config("", "", FLASH_TRUNK, [], 0, "fp8"), index_row_bytes=144)
+    assert old["page_bytes"] == 1_079_296
     # "the same budget then holds 154,396 -> 156,738 blocks (+599,552 tokens)":
     # some remainder gives both counts.
     lo = max(154_396 * 1_079_296, 156_738 * 1_063_168)

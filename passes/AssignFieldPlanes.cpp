@@ -5,6 +5,8 @@
 
 #include "poolrt/StateArena.h"
 
+#include <algorithm>
+
 namespace mlir::pool {
 #define GEN_PASS_DEF_ASSIGNFIELDPLANES
 #include "passes/Passes.h.inc"
@@ -29,7 +31,28 @@ LogicalResult assignModel(ModelOp model, llvm::Statistic &numAssignments) {
   std::vector<int64_t> widths;
   for (PlaneOp p : planes)
     widths.push_back(int64_t(p.getRowBytes()));
-  auto split = poolrt::planFieldPlanes(fields, widths);
+  // A window carried as a field reads its plane retyped to whole window
+  // rows: only planes whose width divides the window row can hold it.
+  std::vector<std::vector<bool>> allowed(fields.size(),
+                                         std::vector<bool>(widths.size(), true));
+  bool constrained = false;
+  for (size_t k = 0; k < fields.size(); ++k) {
+    if (!ops[k].getWindow() || fields[k].shape.empty() || fields[k].layers == 0)
+      continue;
+    int64_t rowBytes =
+        fields[k].bytesPerEntry() / fields[k].layers / std::max<int64_t>(1, fields[k].shape[0]);
+    for (size_t p = 0; p < widths.size(); ++p)
+      if (rowBytes == 0 || rowBytes % widths[p] != 0) {
+        allowed[k][p] = false;
+        constrained = true;
+      }
+    if (llvm::none_of(allowed[k], [](bool b) { return b; }))
+      return ops[k].emitOpError("window field '")
+             << ops[k].getName() << "': a window row of " << rowBytes
+             << " bytes is not a whole number of rows of any plane";
+  }
+  auto split = poolrt::planFieldPlanes(fields, widths,
+                                       constrained ? &allowed : nullptr);
   if (!split)
     return slot.emitOpError("entry class '")
            << slot.getName() << "': " << split.error().message

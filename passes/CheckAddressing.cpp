@@ -201,8 +201,13 @@ LogicalResult checkModel(ModelOp model, llvm::Statistic &numProofs) {
     int64_t per = rs && cls.getName() == rs.getPageClass()
                       ? int64_t(*cls.getBytes())
                       : int64_t(*cls.getEntryBytes());
-    regions.push_back({off, off + entries * per,
-                       "class '" + cls.getName().str() + "'"});
+    int64_t span = 0, end = 0;
+    if (entries < 0 || per < 0 || __builtin_mul_overflow(entries, per, &span) ||
+        __builtin_add_overflow(off, span, &end))
+      return cls.emitOpError("layout check failed: region of ")
+             << entries << " entries of " << per
+             << " bytes overflows 64-bit arithmetic";
+    regions.push_back({off, end, "class '" + cls.getName().str() + "'"});
     ++numProofs;
     if (off % poolrt::kArenaAlign != 0)
       return cls.emitOpError("layout check failed: region offset ")
@@ -210,7 +215,7 @@ LogicalResult checkModel(ModelOp model, llvm::Statistic &numProofs) {
     if (entries > kInt32Rows)
       return cls.emitOpError("entry index ")
              << entries - 1 << " does not fit int32";
-    if (entries * per > kBufferReach) {
+    if (span > kBufferReach) {
       cls.setNeedsRebase(true);
       if (per > kBufferReach)
         return cls.emitOpError("one entry of ")

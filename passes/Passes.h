@@ -17,6 +17,7 @@ struct PlanOptions {
   int64_t budget = -1;
   int64_t maxNumSeqs = -1;
   int64_t ppMinBlocks = -1;
+  bool fitAllocation = false;
 };
 
 /// The pipeline poolc runs: verify, merge, lay out, plan.

@@ -183,6 +183,12 @@ def PlanPools : Pass<"pool-plan-pools", "::mlir::ModuleOp"> {
     class's arena, every start 256-aligned (`region_offset`), the total in
     the model's `allocation_bytes`.
 
+    The counts are the reference's. Carving them into one allocation can
+    pass the budget slightly: each region start is 256-aligned, and in a
+    row space the blocks round up to whole slots (the reference allocates
+    its planes the same way). `fit-allocation` instead gives up just enough
+    PAGE entries that `allocation_bytes <= budget`.
+
     In a row space the planes hold both the blocks and the slots: the
     allocation is the planes (each `plane_rows * width`, tight:
     `plane_rows` fits the slots plus the blocks), then the PAGE class's
@@ -204,6 +210,8 @@ def PlanPools : Pass<"pool-plan-pools", "::mlir::ModuleOp"> {
            "Requests in flight at once (required; >= 0)">,
     Option<"ppMinBlocks", "pp-min-blocks", "int64_t", /*default=*/"-1",
            "Minimum PAGE block count over pipeline stages (-1: none)">,
+    Option<"fitAllocation", "fit-allocation", "bool", /*default=*/"false",
+           "Lower the PAGE count until the one allocation fits the budget">,
   ];
   let statistics = [
     Statistic<"numPageEntries", "page-entries", "PAGE entries planned">,

@@ -13,6 +13,7 @@ void mlir::pool::buildPoolPipeline(OpPassManager &pm,
   plan.budget = options.budget;
   plan.maxNumSeqs = options.maxNumSeqs;
   plan.ppMinBlocks = options.ppMinBlocks;
+  plan.fitAllocation = options.fitAllocation;
   pm.addPass(createPlanPools(plan));
   pm.addPass(createCheckAddressing());
 }

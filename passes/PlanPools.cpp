@@ -22,7 +22,8 @@ namespace mlir::pool {
 namespace {
 
 LogicalResult planModel(ModelOp model, int64_t budget, int64_t maxNumSeqs,
-                        int64_t ppMinBlocks, llvm::Statistic &numPage,
+                        int64_t ppMinBlocks, bool fitAllocation,
+                        llvm::Statistic &numPage,
                         llvm::Statistic &numState) {
   Builder b(model.getContext());
   SmallVector<EntryClassOp> ops;
@@ -92,58 +93,88 @@ LogicalResult planModel(ModelOp model, int64_t budget, int64_t maxNumSeqs,
   // first, then the STATE arenas in declaration order. Starts 256-aligned.
   RowSpaceOp rowSpace = getRowSpace(model);
   std::optional<poolrt::RowSpaceGeometry> geo;
-  if (rowSpace) {
-    const poolrt::PlannedClass *pc =
-        solved.find(rowSpace.getPageClass().str());
-    const poolrt::PlannedClass *sc =
-        solved.find(rowSpace.getSlotClass().str());
-    if (!pc || !sc)
-      return rowSpace.emitOpError("names classes the model does not plan");
-    auto g = poolrt::RowSpaceGeometry::create(
-        std::vector<int64_t>(rowSpace.getRatios().begin(),
-                             rowSpace.getRatios().end()),
-        pc->entries, sc->entries, int64_t(rowSpace.getRingSlots()),
-        int64_t(rowSpace.getBlockSize()), std::nullopt,
-        int64_t(rowSpace.getArenaRows()), std::nullopt,
-        int64_t(rowSpace.getSlotAlignRows()));
-    if (!g)
-      return rowSpace.emitOpError(g.error().message);
-    if (g->slotRows() != int64_t(rowSpace.getSlotRows()) ||
-        g->envelopeRows() != int64_t(rowSpace.getEnvelopeRows()))
-      return rowSpace.emitOpError("disagrees with its own geometry: re-run "
-                                  "pool-solve-row-space");
-    geo = g.take();
-  }
   std::vector<int64_t> sizes;
   SmallVector<EntryClassOp> regionOwner; // null for a plane
-  if (geo) {
-    for (int64_t w : rowSpace.getPlaneWidths()) {
-      auto bytes = poolrt::checkedMul(geo->planeRows(), w, "plane bytes");
-      if (!bytes)
-        return rowSpace.emitOpError(bytes.error().message);
-      sizes.push_back(*bytes);
-      regionOwner.push_back(EntryClassOp());
-    }
-  }
-  for (bool pagePass : {true, false})
-    for (EntryClassOp cls : ops) {
-      if (cls.isPage() != pagePass)
-        continue;
-      const poolrt::PlannedClass *pc = solved.find(cls.getName().str());
-      int64_t bytes = pc->reservedBytes;
-      if (geo && cls.getName() == rowSpace.getSlotClass())
-        continue; // in the planes
-      if (geo && cls.getName() == rowSpace.getPageClass()) {
-        if (!cls.getBytes())
-          continue; // entirely in the planes
-        bytes = pc->entries * int64_t(*cls.getBytes()); // <= reserved bytes
+  poolrt::RegionPlan regions;
+  auto carve = [&](const poolrt::PoolPlan &plan) -> LogicalResult {
+    geo.reset();
+    sizes.clear();
+    regionOwner.clear();
+    if (rowSpace) {
+      const poolrt::PlannedClass *pc = plan.find(rowSpace.getPageClass().str());
+      const poolrt::PlannedClass *sc = plan.find(rowSpace.getSlotClass().str());
+      if (!pc || !sc)
+        return rowSpace.emitOpError("names classes the model does not plan");
+      auto g = poolrt::RowSpaceGeometry::create(
+          std::vector<int64_t>(rowSpace.getRatios().begin(),
+                               rowSpace.getRatios().end()),
+          pc->entries, sc->entries, int64_t(rowSpace.getRingSlots()),
+          int64_t(rowSpace.getBlockSize()), std::nullopt,
+          int64_t(rowSpace.getArenaRows()), std::nullopt,
+          int64_t(rowSpace.getSlotAlignRows()));
+      if (!g)
+        return rowSpace.emitOpError(g.error().message);
+      if (g->slotRows() != int64_t(rowSpace.getSlotRows()) ||
+          g->envelopeRows() != int64_t(rowSpace.getEnvelopeRows()))
+        return rowSpace.emitOpError("disagrees with its own geometry: re-run "
+                                    "pool-solve-row-space");
+      geo = g.take();
+      for (int64_t w : rowSpace.getPlaneWidths()) {
+        auto bytes = poolrt::checkedMul(geo->planeRows(), w, "plane bytes");
+        if (!bytes)
+          return rowSpace.emitOpError(bytes.error().message);
+        sizes.push_back(*bytes);
+        regionOwner.push_back(EntryClassOp());
       }
-      sizes.push_back(bytes);
-      regionOwner.push_back(cls);
     }
-  auto regions = poolrt::planRegions(sizes);
-  if (!regions)
-    return model.emitOpError(regions.error().message);
+    for (bool pagePass : {true, false})
+      for (EntryClassOp cls : ops) {
+        if (cls.isPage() != pagePass)
+          continue;
+        const poolrt::PlannedClass *pc = plan.find(cls.getName().str());
+        int64_t bytes = pc->reservedBytes;
+        if (geo && cls.getName() == rowSpace.getSlotClass())
+          continue; // in the planes
+        if (geo && cls.getName() == rowSpace.getPageClass()) {
+          if (!cls.getBytes())
+            continue; // entirely in the planes
+          bytes = pc->entries * int64_t(*cls.getBytes()); // <= reserved bytes
+        }
+        sizes.push_back(bytes);
+        regionOwner.push_back(cls);
+      }
+    auto r = poolrt::planRegions(sizes);
+    if (!r)
+      return model.emitOpError(r.error().message);
+    regions = r.take();
+    return success();
+  };
+  if (failed(carve(solved)))
+    return failure();
+  // fit-allocation: give up PAGE entries until the one allocation (region
+  // padding, and in a row space the blocks rounded up to whole slots) fits
+  // the budget. Off by default: the counts are then the reference's.
+  if (fitAllocation && regions.total > budget && solved.pagedClass()) {
+    int64_t lo = 0, hi = solved.pagedEntries(); // largest n that fits
+    while (lo < hi) {
+      int64_t mid = lo + (hi - lo + 1) / 2;
+      auto trial = solved.withPagedEntries(mid);
+      if (!trial)
+        return model.emitOpError(trial.error().message);
+      if (failed(carve(trial.value())))
+        return failure();
+      if (regions.total <= budget)
+        lo = mid;
+      else
+        hi = mid - 1;
+    }
+    auto fitted = solved.withPagedEntries(lo);
+    if (!fitted)
+      return model.emitOpError(fitted.error().message);
+    solved = fitted.take();
+    if (failed(carve(solved)))
+      return failure();
+  }
   // The counts are the reference's (one source: planPools). Carving them
   // into one allocation aligns each region start to 256 B; with 256-multiple
   // entry sizes (every real model) that adds nothing, otherwise
@@ -164,9 +195,9 @@ LogicalResult planModel(ModelOp model, int64_t budget, int64_t maxNumSeqs,
   SmallVector<int64_t> planeOffsets;
   for (auto [i, owner] : llvm::enumerate(regionOwner)) {
     if (owner)
-      owner.setRegionOffsetAttr(b.getI64IntegerAttr(regions->offsets[i]));
+      owner.setRegionOffsetAttr(b.getI64IntegerAttr(regions.offsets[i]));
     else
-      planeOffsets.push_back(regions->offsets[i]);
+      planeOffsets.push_back(regions.offsets[i]);
   }
   if (geo) {
     rowSpace.setNumBlocksAttr(b.getI64IntegerAttr(geo->numBlocks()));
@@ -179,7 +210,7 @@ LogicalResult planModel(ModelOp model, int64_t budget, int64_t maxNumSeqs,
   model.setMaxNumSeqsAttr(b.getI64IntegerAttr(maxNumSeqs));
   model.setTotalReservedBytesAttr(
       b.getI64IntegerAttr(solved.totalReservedBytes()));
-  model.setAllocationBytesAttr(b.getI64IntegerAttr(regions->total));
+  model.setAllocationBytesAttr(b.getI64IntegerAttr(regions.total));
   return success();
 }
 
@@ -198,7 +229,7 @@ struct PlanPools : impl::PlanPoolsBase<PlanPools> {
       return signalPassFailure();
     }
     for (ModelOp model : module.getOps<ModelOp>())
-      if (failed(planModel(model, budget, maxNumSeqs, ppMinBlocks,
+      if (failed(planModel(model, budget, maxNumSeqs, ppMinBlocks, fitAllocation,
                            numPageEntries, numStateEntries)))
         return signalPassFailure();
   }

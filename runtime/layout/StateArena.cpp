@@ -254,8 +254,10 @@ Result<RegionPlan> planRegions(const std::vector<int64_t> &sizes) {
   return plan;
 }
 
-Result<PlaneSplit> planFieldPlanes(const std::vector<StateField> &fields,
-                                   const std::vector<int64_t> &planeRowBytes) {
+Result<PlaneSplit>
+planFieldPlanes(const std::vector<StateField> &fields,
+                const std::vector<int64_t> &planeRowBytes,
+                const std::vector<std::vector<bool>> *allowed) {
   const int64_t P = int64_t(planeRowBytes.size());
   if (P == 0)
     return Error::invalid("a row space needs at least one plane");
@@ -293,10 +295,15 @@ Result<PlaneSplit> planFieldPlanes(const std::vector<StateField> &fields,
     for (auto &g : groups)
       g.clear();
     int64_t c = code;
+    bool ok = true;
     for (size_t k = 0; k < fields.size(); ++k) {
+      if (allowed && !(*allowed)[k][c % P])
+        ok = false;
       groups[c % P].push_back(k);
       c /= P;
     }
+    if (!ok)
+      continue;
     int64_t rows = 0;
     for (int64_t p = 0; p < P; ++p) {
       groupFields.clear();
@@ -314,6 +321,9 @@ Result<PlaneSplit> planFieldPlanes(const std::vector<StateField> &fields,
       best.groups = groups;
     }
   }
+  if (best.rows < 0)
+    return Error::invalid("no assignment of fields to planes satisfies every "
+                          "field's plane constraint");
   return best;
 }
 

@@ -99,3 +99,41 @@ pool.model "empty" attributes {block_size = 16 : i64, hash_block_size = 16 : i64
 pool.model "second" attributes {block_size = 16 : i64, hash_block_size = 32 : i64} {
   pool.entry_class "kv" "page" {bytes = 1 : i64}
 }
+
+// -----
+
+// A solved row space round-trips: pool.row_space with every optional attribute, #pool.row_class, and the row-space attributes of fields and classes.
+// CHECK-LABEL: pool.model "row_space"
+// CHECK: pool.state_field "win" in "state" {align = 1024 : i64, dtype = "bf16", end = 5120 : i64, layers = 1 : i64, offset = 0 : i64, plane = "nope", rows_per_window_row = 2 : i64, shape = array<i64: 5, 512>, window = true}
+// CHECK-NEXT: pool.entry_class "kv" "page" {bytes = 8448 : i64, derived, entries = 20 : i64, entry_bytes = 50688 : i64, needs_rebase, region_offset = 881920 : i64, reserved_bytes = 1013760 : i64}
+// CHECK-NEXT: pool.entry_class "state" "state" {arena_bytes = 5120 : i64, arena_rows = 10 : i64, derived, entries = 2 : i64, entries_per_req = 1 : i64, entry_bytes = 16640 : i64, plane_checkpoint_ranges = [array<i64: 0, 5120>, array<i64>], plane_slack_bytes = array<i64: 0, 1280>, reserved_bytes = 33280 : i64}
+// CHECK-NEXT: pool.row_space {arena_rows = 10 : i64, block_size = 256 : i64,
+// CHECK-SAME: classes = [#pool.row_class<ratio = 0, layers = [0], block_rows = 0, ring_stride = 5, envelope_offset = 0, envelope_rows = 0, entry_offset = 0, entry_rows = 5, ring_start = 10, run_rows = 5>, #pool.row_class<ratio = 4, layers = [1, 2], block_rows = 64, ring_stride = 64, envelope_offset = 0, envelope_rows = 128, entry_offset = 5, entry_rows = 69, ring_start = 15, run_rows = 128>]
+// CHECK-SAME: entry_row_runs = array<i64: 0, 74>, entry_rows = 74 : i64, envelope_rows = 128 : i64, image_bytes = 52480 : i64, image_ranges = [array<i64: 0, 43008>, array<i64: 1280, 9472>]
+// CHECK-SAME: max_row = 1377 : i64, num_blocks = 20 : i64, num_slots = 2 : i64, page_class = "kv", plane_names = ["nope", "rope"], plane_offsets = array<i64: 0, 705536>, plane_rows = 1378 : i64
+// CHECK-SAME: plane_widths = array<i64: 512, 128>, ratios = array<i64: 0, 4, 4, -1>, rebase_planes = array<i64: 0>, ring_slots = 5 : i64, slot_align_rows = 2 : i64, slot_class = "state", slot_positions = 53 : i64, slot_rows = 84 : i64, wide_offset_planes = array<i64>}
+pool.model "row_space" attributes {allocation_bytes = 1050880 : i64, block_size = 256 : i64, hash_block_size = 256 : i64, sliding_window = 4 : i64, spec_depth = 1 : i64} {
+  pool.plane "nope" {dtype = "fp8_e4m3", row_bytes = 512 : i64}
+  pool.plane "rope" {dtype = "bf16", row_bytes = 128 : i64}
+  pool.layers [0, 4, 4, -1]
+  pool.state_field "win" in "state" {align = 1024 : i64, dtype = "bf16", end = 5120 : i64, layers = 1 : i64, offset = 0 : i64, plane = "nope", rows_per_window_row = 2 : i64, shape = array<i64: 5, 512>, window = true}
+  pool.entry_class "kv" "page" {bytes = 8448 : i64, derived, entries = 20 : i64, entry_bytes = 50688 : i64, needs_rebase, region_offset = 881920 : i64, reserved_bytes = 1013760 : i64}
+  pool.entry_class "state" "state" {arena_bytes = 5120 : i64, arena_rows = 10 : i64, derived, entries = 2 : i64, entries_per_req = 1 : i64, entry_bytes = 16640 : i64, plane_checkpoint_ranges = [array<i64: 0, 5120>, array<i64>], plane_slack_bytes = array<i64: 0, 1280>, reserved_bytes = 33280 : i64}
+  pool.row_space {arena_rows = 10 : i64, block_size = 256 : i64, classes = [#pool.row_class<ratio = 0, layers = [0], block_rows = 0, ring_stride = 5, envelope_offset = 0, envelope_rows = 0, entry_offset = 0, entry_rows = 5, ring_start = 10, run_rows = 5>, #pool.row_class<ratio = 4, layers = [1, 2], block_rows = 64, ring_stride = 64, envelope_offset = 0, envelope_rows = 128, entry_offset = 5, entry_rows = 69, ring_start = 15, run_rows = 128>], entry_row_runs = array<i64: 0, 74>, entry_rows = 74 : i64, envelope_rows = 128 : i64, image_bytes = 52480 : i64, image_ranges = [array<i64: 0, 43008>, array<i64: 1280, 9472>], max_row = 1377 : i64, num_blocks = 20 : i64, num_slots = 2 : i64, page_class = "kv", plane_names = ["nope", "rope"], plane_offsets = array<i64: 0, 705536>, plane_rows = 1378 : i64, plane_widths = array<i64: 512, 128>, ratios = array<i64: 0, 4, 4, -1>, rebase_planes = array<i64: 0>, ring_slots = 5 : i64, slot_align_rows = 2 : i64, slot_class = "state", slot_positions = 53 : i64, slot_rows = 84 : i64, wide_offset_planes = array<i64>}
+}
+
+// -----
+
+// A row space before pool-plan-pools (no split, no marks) prints without them; a row class's ring_start may be negative.
+// CHECK-LABEL: pool.model "unplanned"
+// CHECK: pool.row_space {{.*}}#pool.row_class<ratio = 128, layers = [0], block_rows = 2, ring_stride = 2, envelope_offset = 0, envelope_rows = 2, entry_offset = 0, entry_rows = 5, ring_start = -7, run_rows = 2>
+// CHECK-NOT: num_blocks
+// CHECK-NOT: max_row
+// CHECK-NOT: slot_positions
+pool.model "unplanned" attributes {block_size = 256 : i64, hash_block_size = 256 : i64, sliding_window = 4 : i64, spec_depth = 1 : i64} {
+  pool.plane "kv" {dtype = "bf16", row_bytes = 1024 : i64}
+  pool.layers [128]
+  pool.entry_class "kv" "page" {derived}
+  pool.entry_class "state" "state" {derived, entries_per_req = 1 : i64}
+  pool.row_space {arena_rows = 0 : i64, block_size = 256 : i64, classes = [#pool.row_class<ratio = 128, layers = [0], block_rows = 2, ring_stride = 2, envelope_offset = 0, envelope_rows = 2, entry_offset = 0, entry_rows = 5, ring_start = -7, run_rows = 2>], entry_row_runs = array<i64: 0, 5>, entry_rows = 5 : i64, envelope_rows = 2 : i64, image_bytes = 5120 : i64, image_ranges = [array<i64: 0, 5120>], page_class = "kv", plane_names = ["kv"], plane_widths = array<i64: 1024>, ratios = array<i64: 128>, ring_slots = 5 : i64, slot_align_rows = 2 : i64, slot_class = "state", slot_rows = 6 : i64}
+}

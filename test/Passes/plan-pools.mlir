@@ -6,6 +6,8 @@
 // RUN: pool-opt %t/pp-min-blocks.mlir -split-input-file -verify-diagnostics --pool-merge-entry-classes --pool-layout-state-fields --pool-plan-pools="budget=10000 max-num-seqs=8 pp-min-blocks=1" | FileCheck %t/pp-min-blocks.mlir
 // RUN: pool-opt %t/large.mlir --pool-merge-entry-classes --pool-layout-state-fields --pool-plan-pools="budget=1099511627776 max-num-seqs=256" | FileCheck %t/large.mlir
 // RUN: pool-opt %t/negative-budget.mlir -split-input-file -verify-diagnostics --pool-layout-state-fields --pool-plan-pools="budget=-1 max-num-seqs=8" | FileCheck %t/negative-budget.mlir
+// RUN: pool-opt %t/row-space.mlir -split-input-file -verify-diagnostics --pool-verify --pool-merge-entry-classes --pool-assign-field-planes --pool-layout-state-fields --pool-solve-row-space --pool-plan-pools="budget=1048576 max-num-seqs=2" | FileCheck %t/row-space.mlir
+// RUN: pool-opt %t/row-space-solved.mlir -split-input-file -verify-diagnostics --pool-plan-pools="budget=1048576 max-num-seqs=2"
 // RUN: not pool-opt %t/options.mlir --pool-layout-state-fields --pool-plan-pools="max-num-seqs=8" 2>&1 | FileCheck %t/options.mlir --check-prefix=NO-BUDGET
 // RUN: not pool-opt %t/options.mlir --pool-layout-state-fields --pool-plan-pools="budget=10000" 2>&1 | FileCheck %t/options.mlir --check-prefix=NO-SEQS
 // RUN: not pool-opt %t/options.mlir --pool-layout-state-fields --pool-plan-pools="budget=10000 max-num-seqs=-3" 2>&1 | FileCheck %t/options.mlir --check-prefix=NEG-SEQS
@@ -225,6 +227,79 @@ pool.model "stateful" attributes {block_size = 16 : i64, hash_block_size = 16 : 
   pool.entry_class "kv" "page" {bytes = 1000 : i64}
   // expected-note @+1 {{STATE class 's' reserves (8 * 1 + 0) entries * 1 bytes}}
   pool.entry_class "s" "state" {bytes = 1 : i64, entries_per_req = 1 : i64}
+}
+
+//--- row-space.mlir
+
+// In a row space the planes hold the blocks and the slots. Slot 26 rows, block (envelope) 66 rows, 640 B a row over both planes.
+// STATE first: 2 slots x 16,640 B + 2 aux x 1,000 B; PAGE (66 x 640 + 8,448 B indexer = 50,688 B) takes the rest: 19 blocks.
+// plane_rows = (num_slots + ceil(num_blocks * envelope / slot_rows)) * slot_rows = (2 + ceil(1254 / 26)) * 26 = 51 x 26 = 1326.
+// Allocation: the planes (1326 x 512 at 0, 1326 x 128 at 678,912), then the PAGE class's explicit part (19 x 8,448 B) at 848,640,
+// then the other STATE class at 1,009,152; the slot class has no region of its own. The planes round the blocks up to whole slots,
+// so the allocation (1,011,200 B) passes the reservation (998,352 B) by 20 rows x 640 B plus 48 B of alignment.
+// CHECK-LABEL: pool.model "split"
+// CHECK-SAME: allocation_bytes = 1011200 : i64
+// CHECK-SAME: total_reserved_bytes = 998352 : i64
+// CHECK: pool.entry_class "kv" "page" {bytes = 8448 : i64, derived, entries = 19 : i64, entry_bytes = 50688 : i64, region_offset = 848640 : i64, reserved_bytes = 963072 : i64}
+// CHECK: pool.entry_class "state" "state" {{.*}}entries = 2 : i64, {{.*}}entry_bytes = 16640 : i64, {{[^}]*}}reserved_bytes = 33280 : i64}
+// CHECK: pool.entry_class "aux" "state" {{.*}}region_offset = 1009152 : i64, reserved_bytes = 2000 : i64}
+// CHECK: pool.row_space
+// CHECK-SAME: num_blocks = 19 : i64, num_slots = 2 : i64
+// CHECK-SAME: plane_offsets = array<i64: 0, 678912>, plane_rows = 1326 : i64
+// CHECK-SAME: slot_positions = 51 : i64, slot_rows = 26 : i64
+pool.model "split" attributes {block_size = 256 : i64, hash_block_size = 256 : i64, sliding_window = 4 : i64, spec_depth = 1 : i64} {
+  pool.plane "nope" {dtype = "fp8_e4m3", row_bytes = 512 : i64}
+  pool.plane "rope" {dtype = "bf16", row_bytes = 128 : i64}
+  pool.layers [0, 4, 128, -1]
+  pool.state_field "conv" in "state" {dtype = "f32", layers = 1 : i64, shape = array<i64: 3>}
+  pool.state_field "win" in "state" {align = 1024 : i64, dtype = "bf16", layers = 1 : i64, shape = array<i64: 5, 512>, window = true}
+  pool.entry_class "kv" "page" {derived}
+  pool.entry_class "state" "state" {derived, entries_per_req = 1 : i64}
+  pool.entry_class "aux" "state" {bytes = 1000 : i64, entries_per_req = 1 : i64}
+  pool.entry_class "kv" "page" {bytes = 8448 : i64}
+}
+
+// -----
+
+// A PAGE class with no explicit bytes lives entirely in the plane: no class gets a region. 960 block rows fill 96 slots exactly,
+// so the plane ((2 + 96) x 10 rows x 1,024 B) is exactly the reservation.
+// CHECK-LABEL: pool.model "planes_only"
+// CHECK-SAME: allocation_bytes = [[ALLOC:1003520]] : i64
+// CHECK-SAME: total_reserved_bytes = [[ALLOC]] : i64
+// CHECK-NOT: region_offset
+// CHECK: pool.row_space
+// CHECK-SAME: num_blocks = 15 : i64, num_slots = 2 : i64
+// CHECK-SAME: plane_offsets = array<i64: 0>, plane_rows = 980 : i64
+// CHECK-SAME: slot_positions = 98 : i64
+pool.model "planes_only" attributes {block_size = 256 : i64, hash_block_size = 256 : i64, sliding_window = 4 : i64, spec_depth = 1 : i64} {
+  pool.plane "kv" {dtype = "bf16", row_bytes = 1024 : i64}
+  pool.layers [0, 4]
+  pool.entry_class "kv" "page" {derived}
+  pool.entry_class "state" "state" {derived, entries_per_req = 1 : i64}
+}
+
+//--- row-space-solved.mlir
+
+// A row space whose slot_rows (12) is not what its own numbers give (10) was edited or is stale: refused.
+pool.model "stale" attributes {block_size = 256 : i64, hash_block_size = 256 : i64, sliding_window = 4 : i64, spec_depth = 1 : i64} {
+  pool.plane "kv" {dtype = "bf16", row_bytes = 1024 : i64}
+  pool.layers [0, 4]
+  pool.entry_class "kv" "page" {derived, entry_bytes = 65536 : i64}
+  pool.entry_class "state" "state" {arena_rows = 0 : i64, derived, entries_per_req = 1 : i64, entry_bytes = 10240 : i64}
+  // expected-error @+1 {{'pool.row_space' op disagrees with its own geometry: re-run pool-solve-row-space}}
+  pool.row_space {arena_rows = 0 : i64, block_size = 256 : i64, classes = [#pool.row_class<ratio = 0, layers = [0], block_rows = 0, ring_stride = 5, envelope_offset = 0, envelope_rows = 0, entry_offset = 0, entry_rows = 5, ring_start = 0, run_rows = 5>, #pool.row_class<ratio = 4, layers = [1], block_rows = 64, ring_stride = 64, envelope_offset = 0, envelope_rows = 64, entry_offset = 5, entry_rows = 5, ring_start = 5, run_rows = 64>], entry_row_runs = array<i64: 0, 10>, entry_rows = 10 : i64, envelope_rows = 64 : i64, image_bytes = 10240 : i64, image_ranges = [array<i64: 0, 10240>], page_class = "kv", plane_names = ["kv"], plane_widths = array<i64: 1024>, ratios = array<i64: 0, 4>, ring_slots = 5 : i64, slot_align_rows = 2 : i64, slot_class = "state", slot_rows = 12 : i64}
+}
+
+// -----
+
+// A row space naming a PAGE class the model does not declare.
+pool.model "unknown_class" attributes {block_size = 256 : i64, hash_block_size = 256 : i64, sliding_window = 4 : i64, spec_depth = 1 : i64} {
+  pool.plane "kv" {dtype = "bf16", row_bytes = 1024 : i64}
+  pool.layers [0, 4]
+  pool.entry_class "kv" "page" {derived, entry_bytes = 65536 : i64}
+  pool.entry_class "state" "state" {arena_rows = 0 : i64, derived, entries_per_req = 1 : i64, entry_bytes = 10240 : i64}
+  // expected-error @+1 {{'pool.row_space' op names classes the model does not plan}}
+  pool.row_space {arena_rows = 0 : i64, block_size = 256 : i64, classes = [#pool.row_class<ratio = 0, layers = [0], block_rows = 0, ring_stride = 5, envelope_offset = 0, envelope_rows = 0, entry_offset = 0, entry_rows = 5, ring_start = 0, run_rows = 5>, #pool.row_class<ratio = 4, layers = [1], block_rows = 64, ring_stride = 64, envelope_offset = 0, envelope_rows = 64, entry_offset = 5, entry_rows = 5, ring_start = 5, run_rows = 64>], entry_row_runs = array<i64: 0, 10>, entry_rows = 10 : i64, envelope_rows = 64 : i64, image_bytes = 10240 : i64, image_ranges = [array<i64: 0, 10240>], page_class = "blocks", plane_names = ["kv"], plane_widths = array<i64: 1024>, ratios = array<i64: 0, 4>, ring_slots = 5 : i64, slot_align_rows = 2 : i64, slot_class = "state", slot_rows = 10 : i64}
 }
 
 //--- options.mlir

@@ -38,10 +38,16 @@ OwningOpRef<ModuleOp> compileModel(MLIRContext &ctx, llvm::SourceMgr &sourceMgr,
                    const CompileOptions &opts,
                    std::vector<std::pair<std::string, int64_t>> *usedParams) {
   ctx.getOrLoadDialect<mlir::pool::PoolDialect>();
+  auto report = [&](const std::string &msg) {
+    if (opts.onError)
+      opts.onError(msg);
+    else
+      llvm::errs() << msg << "\n";
+  };
   std::string err;
   auto buf = openInputFile(opts.input, &err);
   if (!buf) {
-    llvm::errs() << opts.input << ": error: " << err << "\n";
+    report(opts.input + ": error: " + err);
     return nullptr;
   }
   sourceMgr.AddNewSourceBuffer(std::move(buf), llvm::SMLoc());
@@ -49,7 +55,7 @@ OwningOpRef<ModuleOp> compileModel(MLIRContext &ctx, llvm::SourceMgr &sourceMgr,
   OwningOpRef<ModuleOp> module;
   if (llvm::StringRef(opts.input).ends_with(".mlir")) {
     if (!opts.params.empty()) {
-      llvm::errs() << opts.input << ": error: --param applies to YAML models only\n";
+      report(opts.input + ": error: --param applies to YAML models only");
       return nullptr;
     }
     module = parseSourceFile<ModuleOp>(sourceMgr, &ctx);
@@ -57,7 +63,7 @@ OwningOpRef<ModuleOp> compileModel(MLIRContext &ctx, llvm::SourceMgr &sourceMgr,
     ::pool::yaml::ModelDecl decl;
     ::pool::yaml::YamlError yerr;
     if (!::pool::yaml::loadModelYaml(opts.input, opts.params, decl, yerr)) {
-      llvm::errs() << yerr.str() << "\n";
+      report(yerr.str());
       return nullptr;
     }
     if (usedParams)
@@ -76,6 +82,7 @@ OwningOpRef<ModuleOp> compileModel(MLIRContext &ctx, llvm::SourceMgr &sourceMgr,
   plan.budget = opts.budget;
   plan.maxNumSeqs = opts.maxNumSeqs;
   plan.ppMinBlocks = opts.ppMinBlocks;
+  plan.fitAllocation = opts.fitAllocation;
   mlir::pool::buildPoolPipeline(pm, plan);
   if (failed(pm.run(*module)))
     return nullptr;

@@ -8,6 +8,7 @@
 #include "llvm/Support/SourceMgr.h"
 
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -21,6 +22,10 @@ struct CompileOptions {
   int64_t budget = 0;
   int64_t maxNumSeqs = 0;
   int64_t ppMinBlocks = -1;
+  bool fitAllocation = false;
+  /// Where errors found before the IR exists go (YAML, files, --param);
+  /// the rest are MLIR diagnostics. Default: stderr.
+  std::function<void(const std::string &)> onError;
 };
 
 /// Load `opts.input` into `ctx` (diagnostics go to the context's handlers;

@@ -94,7 +94,10 @@ Compiled compile(const std::string &path,
   opts.params = ps;
   opts.budget = budget;
   opts.maxNumSeqs = seqs;
-  std::string captured;
+  opts.onError = [&](const std::string &msg) {
+    if (firstError.empty())
+      firstError = msg;
+  };
   auto module = ::pool::compileModel(ctx, sm, opts);
   if (!module) {
     out.error = firstError.empty() ? "the model does not compile" : firstError;

@@ -54,6 +54,11 @@ static cl::opt<Emit> emit(
                clEnumValN(Emit::Solved, "solved", "the module after every pass"),
                clEnumValN(Emit::Header, "header", "C++/HIP/CUDA header of constants and address functions")),
     cl::cat(poolcCat));
+static cl::opt<bool> fitAllocation(
+    "fit-allocation",
+    cl::desc("give up PAGE entries until the one allocation fits the budget "
+             "(default: the reference's counts, which may pass it slightly)"),
+    cl::init(false), cl::cat(poolcCat));
 static cl::opt<bool> showRemarks("remarks",
                                  cl::desc("print the passes' remarks (addressing marks)"),
                                  cl::init(false), cl::cat(poolcCat));
@@ -94,6 +99,7 @@ int main(int argc, char **argv) {
       return usage("--max-num-seqs N (>= 0) is required");
     opts.maxNumSeqs = maxNumSeqs;
     opts.ppMinBlocks = ppMinBlocks;
+    opts.fitAllocation = fitAllocation;
   }
 
   MLIRContext ctx;

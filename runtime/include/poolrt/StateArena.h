@@ -100,8 +100,13 @@ struct PlaneSplit {
   std::vector<std::vector<size_t>> groups; // field indices per plane
   int64_t rows = 0;
 };
-Result<PlaneSplit> planFieldPlanes(const std::vector<StateField> &fields,
-                                   const std::vector<int64_t> &planeRowBytes);
+/// `allowed[k][p]` (optional) says whether field k may go to plane p (a
+/// window carried as a field needs a plane whose width divides its row);
+/// assignments that break it are skipped, the rest keep the order.
+Result<PlaneSplit>
+planFieldPlanes(const std::vector<StateField> &fields,
+                const std::vector<int64_t> &planeRowBytes,
+                const std::vector<std::vector<bool>> *allowed = nullptr);
 
 /// A strided view of one field across every entry of an arena, in elements of
 /// the field's dtype: shape [layers, entries, *shape].
