@@ -1,0 +1,111 @@
+//===- RowSpaceTest.cpp - Row-space geometry arithmetic -------------------===//
+
+#include "poolrt/RowSpace.h"
+
+#include <gtest/gtest.h>
+
+#include <set>
+
+using namespace poolrt;
+
+namespace {
+
+std::vector<int64_t> flashTrunk() {
+  std::vector<int64_t> r{0, 0};
+  for (int i = 0; i < 20; ++i) {
+    r.push_back(4);
+    r.push_back(128);
+  }
+  r.push_back(4);
+  return r;
+}
+
+TEST(RowSpace, RejectsWhatTheReferenceDividesByZeroOn) {
+  // Q6: block size below or not a multiple of a ratio, all layers absent,
+  // negative counts.
+  EXPECT_FALSE(RowSpaceGeometry::create({128}, 1, 1, 128, 64).ok());
+  EXPECT_FALSE(RowSpaceGeometry::create({4}, 1, 1, 128, 6).ok());
+  EXPECT_FALSE(RowSpaceGeometry::create({-1, -1}, 0, 0, 128, 256).ok());
+  EXPECT_FALSE(RowSpaceGeometry::create({0}, -1, 0, 128, 256).ok());
+  EXPECT_FALSE(RowSpaceGeometry::create({0}, 0, -1, 128, 256).ok());
+  EXPECT_FALSE(RowSpaceGeometry::create({0}, 0, 0, 128, 0).ok());
+}
+
+TEST(RowSpace, WithCapacityKeepsSlotNumbering) {
+  // Q9: a geometry given slot_positions keeps them when re-split.
+  auto g = RowSpaceGeometry::create(flashTrunk(), 4, 2, 128, 256, 200000, 0,
+                                    40);
+  ASSERT_TRUE(g.ok()) << g.error().message;
+  auto resplit = g->withCapacity(8, 3, 200000);
+  ASSERT_TRUE(resplit.ok()) << resplit.error().message;
+  EXPECT_EQ(resplit->slotPositions(), 40);
+  EXPECT_EQ(*resplit->physicalSlot(0), 39);
+}
+
+TEST(RowSpace, FixedPlaneAddressesDoNotMoveWithTheSplit) {
+  // With a fixed plane, every address is independent of (blocks, slots):
+  // the boundary can move without re-capturing anything.
+  auto a = RowSpaceGeometry::create(flashTrunk(), 10, 3, 131, 256, 100000);
+  auto b = RowSpaceGeometry::create(flashTrunk(), 30, 1, 131, 256, 100000);
+  ASSERT_TRUE(a.ok() && b.ok());
+  for (int64_t l : {0, 2, 3, 42})
+    for (int64_t pos : {0, 1, 64, 130})
+      EXPECT_EQ(*a->windowIndex(l, *a->physicalSlot(0), pos),
+                *b->windowIndex(l, *b->physicalSlot(0), pos));
+  EXPECT_EQ(*a->compressIndex(2, 5, 7), *b->compressIndex(2, 5, 7));
+}
+
+TEST(RowSpace, EveryRowDistinctAndInItsRegion) {
+  auto g = RowSpaceGeometry::create(flashTrunk(), 3, 3, 131, 256, std::nullopt,
+                                    100);
+  ASSERT_TRUE(g.ok());
+  std::set<int64_t> seen;
+  for (int64_t grp = 0; grp < 3; ++grp) {
+    int64_t slot = *g->physicalSlot(grp);
+    auto span = g->slotSpan(slot);
+    for (size_t l = 0; l < g->ratios().size(); ++l)
+      for (int64_t pos = 0; pos < 131; ++pos) {
+        int64_t row = *g->layerBaseRow(l) + *g->windowIndex(l, slot, pos);
+        EXPECT_GE(row, span.first + g->arenaRows());
+        EXPECT_LT(row, span.second);
+        EXPECT_TRUE(seen.insert(row).second);
+      }
+  }
+  for (size_t l = 0; l < g->ratios().size(); ++l) {
+    if (g->ratios()[l] == 0)
+      continue;
+    for (int64_t blk = 0; blk < 3; ++blk)
+      for (int64_t r = 0; r < (*g->layerClass(l))->blockRows; ++r) {
+        int64_t row = *g->layerBaseRow(l) + *g->compressIndex(l, blk, r);
+        EXPECT_LT(row, 3 * g->envelopeRows());
+        EXPECT_TRUE(seen.insert(row).second);
+      }
+  }
+}
+
+TEST(RowSpace, LargePlanesStayIn64Bits) {
+  // A 150 GiB-class plane: 210 M rows; byte offsets pass 2^31 and 2^32.
+  auto g = RowSpaceGeometry::create(flashTrunk(), 147487, 256, 128, 256,
+                                    std::nullopt, 20480);
+  ASSERT_TRUE(g.ok());
+  EXPECT_EQ(g->planeRows(), 210782208);
+  EXPECT_EQ(g->planeBytes(512), int64_t(210782208) * 512);
+  auto top = g->slotSpan(*g->physicalSlot(0));
+  EXPECT_EQ(top.second, g->planeRows());
+  // Absurd sizes are refused instead of wrapping.
+  EXPECT_FALSE(RowSpaceGeometry::create(flashTrunk(), INT64_MAX / 2, 1, 128,
+                                        256).ok());
+}
+
+TEST(RowSpace, WindowRowsAreForNonNegativePositions) {
+  // Q7: the row of a position is defined for pos >= 0; ring positions out
+  // of range are refused.
+  auto g = RowSpaceGeometry::create(flashTrunk(), 1, 1, 128, 256);
+  ASSERT_TRUE(g.ok());
+  EXPECT_FALSE(g->windowIndex(0, 0, -1).ok());
+  EXPECT_FALSE(g->windowIndex(0, 0, 128).ok());
+  EXPECT_FALSE(g->layerBaseRow(99).ok());
+  EXPECT_EQ(g->windowParams(4)->index(0, 128), g->windowParams(4)->index(0, 0));
+}
+
+} // namespace
