@@ -7,6 +7,10 @@
 #include "passes/Passes.h"
 
 #include "mlir/IR/Verifier.h"
+#include "mlir/InitAllDialects.h"
+#include "mlir/InitAllExtensions.h"
+#include "mlir/InitAllPasses.h"
+#include "mlir/Target/LLVMIR/Dialect/All.h"
 #include "mlir/Parser/Parser.h"
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Support/FileUtilities.h"
@@ -16,6 +20,19 @@ using namespace mlir;
 using mlir::OwningOpRef;
 
 namespace pool {
+
+void registerKernelLowering(MLIRContext &ctx) {
+  static bool passesRegistered = [] {
+    mlir::registerAllPasses();
+    return true;
+  }();
+  (void)passesRegistered;
+  DialectRegistry registry;
+  registerAllDialects(registry);
+  registerAllExtensions(registry);
+  registerAllToLLVMIRTranslations(registry);
+  ctx.appendDialectRegistry(registry);
+}
 
 bool parseParamArg(const std::string &arg,
                          std::pair<std::string, int64_t> &out,

@@ -38,6 +38,11 @@ compileModel(mlir::MLIRContext &ctx, llvm::SourceMgr &sourceMgr,
              const CompileOptions &opts,
              std::vector<std::pair<std::string, int64_t>> *usedParams = nullptr);
 
+/// Make `ctx` able to lower kernels for every target (GPU dialects, the
+/// NVVM/ROCDL target attributes, LLVM IR translation) and register the
+/// upstream passes the lowering pipelines name. Idempotent.
+void registerKernelLowering(mlir::MLIRContext &ctx);
+
 /// Parse "NAME=VALUE" with VALUE an integer expression; false + `why`.
 bool parseParamArg(const std::string &arg, std::pair<std::string, int64_t> &out,
                    std::string &why);

@@ -13,6 +13,7 @@
 #include "tools/lib/SizeArg.h"
 #include "tools/lib/Driver.h"
 #include "codegen/Header.h"
+#include "codegen/KernelGen.h"
 #include "codegen/Report.h"
 #include "dialects/Pool/IR/PoolOps.h"
 #include "dialects/Pool/Import/Import.h"
@@ -45,15 +46,19 @@ static cl::opt<int64_t> ppMinBlocks("pp-min-blocks",
                                     cl::init(-1), cl::cat(poolcCat));
 static cl::list<std::string> params("param", cl::desc("override a model parameter"),
                                     cl::value_desc("NAME=VALUE"), cl::cat(poolcCat));
-enum class Emit { Report, Text, Mlir, Solved, Header };
+enum class Emit { Report, Text, Mlir, Solved, Header, Isa };
 static cl::opt<Emit> emit(
     "emit", cl::desc("what to write"), cl::init(Emit::Report),
     cl::values(clEnumValN(Emit::Report, "report", "JSON layout report (default)"),
                clEnumValN(Emit::Text, "text", "human-readable tables"),
                clEnumValN(Emit::Mlir, "mlir", "the imported pool dialect module"),
                clEnumValN(Emit::Solved, "solved", "the module after every pass"),
-               clEnumValN(Emit::Header, "header", "C++/HIP/CUDA header of constants and address functions")),
+               clEnumValN(Emit::Header, "header", "C++/HIP/CUDA header of constants and address functions"),
+               clEnumValN(Emit::Isa, "isa", "the generated kernels' assembly for --target")),
     cl::cat(poolcCat));
+static cl::opt<std::string> target("target",
+                                   cl::desc("target of --emit=isa: gfx942, gfx950, sm_90 or host"),
+                                   cl::cat(poolcCat));
 static cl::opt<bool> fitAllocation(
     "fit-allocation",
     cl::desc("give up PAGE entries until the one allocation fits the budget "
@@ -120,7 +125,23 @@ int main(int argc, char **argv) {
 
   std::string text;
   llvm::raw_string_ostream os(text);
-  if (emit == Emit::Header) {
+  if (emit == Emit::Isa) {
+    if (!mlir::pool::isKnownTarget(target))
+      return usage("--emit=isa needs --target=" +
+                   std::string(mlir::pool::knownTargetList()) +
+                   (target.empty() ? "" : ", got '" + target + "'"));
+    std::string error;
+    MLIRContext kctx;
+    kctx.printOpOnDiagnostic(false);
+    ::pool::registerKernelLowering(kctx);
+    auto specs = mlir::pool::deriveKernelSpecs(*module);
+    if (!mlir::pool::lowerKernels(&kctx, specs, target,
+                                  mlir::pool::CodeFormat::Assembly, text,
+                                  error)) {
+      llvm::errs() << "poolc: error: " << error << "\n";
+      return 1;
+    }
+  } else if (emit == Emit::Header) {
     std::string error;
     if (!mlir::pool::emitAddressHeader(*module, os, error)) {
       llvm::errs() << "poolc: error: " << error << "\n";

@@ -1,0 +1,317 @@
+//===- KernelGen.cpp - Lower the kernel descriptions per target -----------===//
+//
+// One body builder (emitItem) serves every target: the GPU kernels wrap it
+// in a grid-stride loop over (block x, thread) with the item in block y, the
+// host functions wrap it in plain loops. Accesses are `vecBytes` wide
+// (16 B where the layout proves it), consecutive threads touch consecutive
+// vectors (coalesced), and every address is formed in 64 bits.
+//
+//===----------------------------------------------------------------------===//
+
+#include "codegen/KernelGen.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/ControlFlow/IR/ControlFlow.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Dialect/LLVMIR/ROCDLDialect.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/IR/Builders.h"
+#include "mlir/Pass/PassManager.h"
+#include "mlir/Pass/PassRegistry.h"
+#include "mlir/Target/LLVMIR/Export.h"
+#include "llvm/IR/LLVMContext.h"
+#include "llvm/IR/Module.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/Path.h"
+#include "llvm/Support/Program.h"
+#include "llvm/Support/raw_ostream.h"
+
+using namespace mlir;
+using namespace mlir::pool;
+
+bool mlir::pool::isKnownTarget(llvm::StringRef t) {
+  return t == "gfx942" || t == "gfx950" || t == "sm_90" || t == "host";
+}
+const char *mlir::pool::knownTargetList() { return "gfx942, gfx950, sm_90, host"; }
+
+namespace {
+
+struct Emitter {
+  OpBuilder &b;
+  Location loc;
+  const KernelSpec &k;
+  bool amd;     // AMDGPU target
+  unsigned as;  // address space of the pointers (1 global, 0 host)
+
+  Value c64(int64_t v) { return arith::ConstantIntOp::create(b, loc, v, 64); }
+  Value c32(int64_t v) { return arith::ConstantIntOp::create(b, loc, v, 32); }
+  Type ptrTy() { return LLVM::LLVMPointerType::get(b.getContext(), as); }
+  Type vecTy() {
+    switch (k.vecBytes) {
+    case 16:
+      return VectorType::get({4}, b.getI32Type());
+    case 8:
+      return b.getI64Type();
+    case 4:
+      return b.getI32Type();
+    case 2:
+      return b.getI16Type();
+    default:
+      return b.getI8Type();
+    }
+  }
+  Value gep(Value base, Value byteOff) {
+    return LLVM::GEPOp::create(b, loc, ptrTy(), b.getI8Type(), base,
+                               ValueRange{byteOff});
+  }
+  Value loadId(Value ids, Value item, IdSource src) {
+    if (src == IdSource::ItemIndex)
+      return item;
+    Value idx = item;
+    if (src != IdSource::List) {
+      idx = arith::MulIOp::create(b, loc, item, c64(2));
+      if (src == IdSource::PairSecond)
+        idx = arith::AddIOp::create(b, loc, idx, c64(1));
+    }
+    Value p = LLVM::GEPOp::create(b, loc, ptrTy(), b.getI32Type(), ids,
+                                  ValueRange{idx});
+    Value id = LLVM::LoadOp::create(b, loc, b.getI32Type(), p, /*align=*/4);
+    return arith::ExtSIOp::create(b, loc, b.getI64Type(), id);
+  }
+
+  /// Copy every segment of one item: for v in [first, nvec) step `step`.
+  void emitItem(Value arena, Value staging, Value ids, Value item, Value first,
+                Value step) {
+    Value srcBase = k.src == Space::Arena ? arena : staging;
+    Value dstBase = k.dst == Space::Arena ? arena : staging;
+    Value srcId = loadId(ids, item, k.srcId);
+    Value dstId = loadId(ids, item, k.dstId);
+    Type vt = vecTy();
+    for (const CopySegment &s : k.segments) {
+      int64_t nvec = s.bytes / k.vecBytes;
+      if (nvec == 0)
+        continue;
+      // 64-bit segment bases: id * stride + offset.
+      Value srcSeg = arith::AddIOp::create(
+          b, loc, arith::MulIOp::create(b, loc, srcId, c64(s.srcStride)),
+          c64(s.srcOff));
+      Value dstSeg = arith::AddIOp::create(
+          b, loc, arith::MulIOp::create(b, loc, dstId, c64(s.dstStride)),
+          c64(s.dstOff));
+      Value srcRsrc, dstRsrc;
+      if (amd && k.rebase) {
+        // A buffer descriptor per item and segment, based at the segment:
+        // every offset inside it is < 4 GiB (pool-check-addressing proved
+        // no slot or block spans more), the 64-bit part is in the base.
+        auto rsrcTy = LLVM::LLVMPointerType::get(b.getContext(), 8);
+        Value flags = c32(0x27000); // gfx9 raw buffer: 32-bit data format
+        Value stride0 = arith::ConstantIntOp::create(b, loc, 0, 16);
+        srcRsrc = ROCDL::MakeBufferRsrcOp::create(
+            b, loc, rsrcTy, gep(srcBase, srcSeg), stride0, c64(s.bytes), flags);
+        dstRsrc = ROCDL::MakeBufferRsrcOp::create(
+            b, loc, rsrcTy, gep(dstBase, dstSeg), stride0, c64(s.bytes), flags);
+      }
+      auto loop = scf::ForOp::create(b, loc, first, c64(nvec), step);
+      OpBuilder::InsertionGuard guard(b);
+      b.setInsertionPointToStart(loop.getBody());
+      Value off = arith::MulIOp::create(b, loc, loop.getInductionVar(),
+                                        c64(k.vecBytes));
+      if (srcRsrc) {
+        Value off32 = arith::TruncIOp::create(b, loc, b.getI32Type(), off);
+        Value zero = c32(0);
+        Value v = ROCDL::RawPtrBufferLoadOp::create(
+                      b, loc, TypeRange{vt},
+                      ValueRange{srcRsrc, off32, zero, zero},
+                      ArrayRef<NamedAttribute>{})
+                      .getResult();
+        ROCDL::RawPtrBufferStoreOp::create(b, loc, TypeRange{},
+                                           ValueRange{v, dstRsrc, off32, zero, zero},
+                                           ArrayRef<NamedAttribute>{});
+      } else {
+        Value sp = gep(srcBase, arith::AddIOp::create(b, loc, srcSeg, off));
+        Value dp = gep(dstBase, arith::AddIOp::create(b, loc, dstSeg, off));
+        Value v = LLVM::LoadOp::create(b, loc, vt, sp, k.vecBytes);
+        LLVM::StoreOp::create(b, loc, v, dp, k.vecBytes);
+      }
+    }
+  }
+};
+
+void buildGpuKernel(OpBuilder &b, Location loc, const KernelSpec &k, bool amd) {
+  auto ptr = LLVM::LLVMPointerType::get(b.getContext(), 1);
+  auto fnTy = b.getFunctionType({ptr, ptr, ptr, b.getI64Type(), b.getI64Type()},
+                                {});
+  auto fn = gpu::GPUFuncOp::create(b, loc, k.name, fnTy);
+  fn->setAttr(gpu::GPUDialect::getKernelFuncAttrName(), b.getUnitAttr());
+  fn.setKnownBlockSizeAttr(
+      b.getDenseI32ArrayAttr({int32_t(kBlockThreads), 1, 1}));
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPointToStart(&fn.getBody().front());
+  Emitter e{b, loc, k, amd, 1};
+  Block &entry = fn.getBody().front();
+  Value arena = entry.getArgument(0), staging = entry.getArgument(1),
+        ids = entry.getArgument(2), gridX = entry.getArgument(4);
+  auto toI64 = [&](Value idx) {
+    return arith::IndexCastOp::create(b, loc, b.getI64Type(), idx);
+  };
+  Value tid = toI64(gpu::ThreadIdOp::create(b, loc, gpu::Dimension::x));
+  Value bid = toI64(gpu::BlockIdOp::create(b, loc, gpu::Dimension::x));
+  Value item = toI64(gpu::BlockIdOp::create(b, loc, gpu::Dimension::y));
+  Value first = arith::AddIOp::create(
+      b, loc, arith::MulIOp::create(b, loc, bid, e.c64(kBlockThreads)), tid);
+  Value step = arith::MulIOp::create(b, loc, gridX, e.c64(kBlockThreads));
+  e.emitItem(arena, staging, ids, item, first, step);
+  gpu::ReturnOp::create(b, loc);
+}
+
+void buildHostFunction(OpBuilder &b, Location loc, const KernelSpec &k) {
+  auto ptr = LLVM::LLVMPointerType::get(b.getContext(), 0);
+  auto fnTy = b.getFunctionType({ptr, ptr, ptr, b.getI64Type()}, {});
+  auto fn = func::FuncOp::create(b, loc, k.name, fnTy);
+  fn->setAttr("llvm.emit_c_interface", b.getUnitAttr());
+  Block *entry = fn.addEntryBlock();
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPointToStart(entry);
+  Emitter e{b, loc, k, false, 0};
+  auto items = scf::ForOp::create(b, loc, e.c64(0), entry->getArgument(3),
+                                  e.c64(1));
+  {
+    OpBuilder::InsertionGuard inner(b);
+    b.setInsertionPointToStart(items.getBody());
+    e.emitItem(entry->getArgument(0), entry->getArgument(1),
+               entry->getArgument(2), items.getInductionVar(), e.c64(0),
+               e.c64(1));
+  }
+  func::ReturnOp::create(b, loc);
+}
+
+/// A directory that looks like a ROCm toolkit to gpu-module-to-binary:
+/// llvm/bin/ld.lld pointing at Debian's lld.
+std::string amdToolkitDir(std::string &error) {
+  llvm::SmallString<128> dir;
+  if (auto ec = llvm::sys::fs::createUniqueDirectory("poolc-rocm", dir)) {
+    error = "cannot create a temporary toolkit directory: " + ec.message();
+    return "";
+  }
+  llvm::SmallString<128> bin(dir);
+  llvm::sys::path::append(bin, "llvm", "bin");
+  llvm::sys::fs::create_directories(bin);
+  llvm::SmallString<128> lld(bin);
+  llvm::sys::path::append(lld, "ld.lld");
+  auto found = llvm::sys::findProgramByName("ld.lld-22");
+  if (!found)
+    found = llvm::sys::findProgramByName("ld.lld", {"/usr/lib/llvm-22/bin"});
+  if (!found) {
+    error = "ld.lld (Debian package lld-22) is needed to link AMD code objects";
+    return "";
+  }
+  if (auto ec = llvm::sys::fs::create_link(*found, lld)) {
+    error = "cannot link " + lld.str().str() + ": " + ec.message();
+    return "";
+  }
+  return dir.str().str();
+}
+
+} // namespace
+
+OwningOpRef<ModuleOp>
+mlir::pool::buildKernelModule(MLIRContext *ctx,
+                              const std::vector<KernelSpec> &specs,
+                              llvm::StringRef target) {
+  ctx->loadDialect<arith::ArithDialect, func::FuncDialect, gpu::GPUDialect,
+                   LLVM::LLVMDialect, ROCDL::ROCDLDialect, scf::SCFDialect,
+                   cf::ControlFlowDialect>();
+  OpBuilder b(ctx);
+  Location loc = UnknownLoc::get(ctx);
+  OwningOpRef<ModuleOp> module = ModuleOp::create(loc);
+  b.setInsertionPointToEnd(module->getBody());
+  if (target == "host") {
+    for (const KernelSpec &k : specs)
+      buildHostFunction(b, loc, k);
+    return module;
+  }
+  (*module)->setAttr(gpu::GPUDialect::getContainerModuleAttrName(),
+                     b.getUnitAttr());
+  auto gm = gpu::GPUModuleOp::create(b, loc, "pool_kernels");
+  b.setInsertionPointToStart(gm.getBody());
+  bool amd = target.starts_with("gfx");
+  for (const KernelSpec &k : specs)
+    buildGpuKernel(b, loc, k, amd);
+  return module;
+}
+
+bool mlir::pool::lowerKernels(MLIRContext *ctx,
+                              const std::vector<KernelSpec> &specs,
+                              llvm::StringRef target, CodeFormat format,
+                              std::string &code, std::string &error) {
+  if (!isKnownTarget(target)) {
+    error = "unknown target '" + target.str() + "' (expected one of " +
+            knownTargetList() + ")";
+    return false;
+  }
+  OwningOpRef<ModuleOp> module = buildKernelModule(ctx, specs, target);
+  std::string pipeline;
+  std::string toolkit;
+  if (target == "host") {
+    pipeline = "builtin.module(convert-scf-to-cf,convert-arith-to-llvm,"
+               "convert-func-to-llvm,convert-cf-to-llvm,"
+               "reconcile-unrealized-casts)";
+  } else if (target == "sm_90") {
+    pipeline = "builtin.module(gpu.module(convert-scf-to-cf),"
+               "nvvm-attach-target{chip=sm_90 features=+ptx80 O=3},"
+               "gpu.module(convert-gpu-to-nvvm{index-bitwidth=64},"
+               "reconcile-unrealized-casts),gpu-module-to-binary{format=isa})";
+  } else {
+    const char *fmt = format == CodeFormat::Binary ? "bin" : "isa";
+    if (format == CodeFormat::Binary) {
+      toolkit = amdToolkitDir(error);
+      if (toolkit.empty())
+        return false;
+    }
+    pipeline = "builtin.module(gpu.module(convert-scf-to-cf,"
+               "gpu.func(int-range-optimizations)),"
+               "rocdl-attach-target{chip=" +
+               target.str() + " abi=" + kAmdCodeObjectAbi +
+               " O=3},gpu.module(convert-gpu-to-rocdl{index-bitwidth=64 "
+               "runtime=HIP},reconcile-unrealized-casts),"
+               "gpu-module-to-binary{format=" +
+               fmt + (toolkit.empty() ? "" : " toolkit=" + toolkit) + "})";
+  }
+  PassManager pm(ctx);
+  // The PassManager is anchored on builtin.module: hand it the inner list.
+  llvm::StringRef inner(pipeline);
+  inner.consume_front("builtin.module(");
+  inner.consume_back(")");
+  if (failed(parsePassPipeline(inner, pm))) {
+    error = "internal error: cannot build the pass pipeline " + pipeline;
+    return false;
+  }
+  LogicalResult ran = pm.run(*module);
+
+  if (!toolkit.empty())
+    llvm::sys::fs::remove_directories(toolkit);
+  if (failed(ran)) {
+    error = "lowering for " + target.str() + " failed";
+    return false;
+  }
+  if (target == "host") {
+    llvm::LLVMContext llctx;
+    auto llmod = translateModuleToLLVMIR(*module, llctx, "pool_kernels");
+    if (!llmod) {
+      error = "translating the host kernels to LLVM IR failed";
+      return false;
+    }
+    llvm::raw_string_ostream os(code);
+    llmod->print(os, nullptr);
+    return true;
+  }
+  for (gpu::BinaryOp bin : module->getOps<gpu::BinaryOp>())
+    for (Attribute a : bin.getObjects()) {
+      code = cast<gpu::ObjectAttr>(a).getObject().getValue().str();
+      return true;
+    }
+  error = "lowering for " + target.str() + " produced no code object";
+  return false;
+}

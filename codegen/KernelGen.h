@@ -1,0 +1,44 @@
+//===- KernelGen.h - Lower the kernel descriptions per target ---*- C++ -*-===//
+#ifndef POOL_CODEGEN_KERNELGEN_H
+#define POOL_CODEGEN_KERNELGEN_H
+
+#include "codegen/KernelSpec.h"
+
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/OwningOpRef.h"
+
+#include <string>
+#include <vector>
+
+namespace mlir::pool {
+
+/// gfx942, gfx950 (AMDGPU), sm_90 (NVIDIA), host (this CPU).
+bool isKnownTarget(llvm::StringRef target);
+const char *knownTargetList();
+
+/// The kernels as MLIR: for a GPU target a gpu.module of gpu.funcs (grid
+/// (grid_x, num_items), 256 threads), for the host func.funcs that loop over
+/// the items. The body is one builder for every target; on AMD, kernels
+/// whose arena view passes 4 GiB address through buffer descriptors rebased
+/// per item.
+OwningOpRef<ModuleOp> buildKernelModule(MLIRContext *ctx,
+                                        const std::vector<KernelSpec> &specs,
+                                        llvm::StringRef target);
+
+enum class CodeFormat {
+  Assembly, // AMD ISA text, PTX, host LLVM IR text
+  Binary,   // AMD code object (ELF), PTX, host LLVM IR text
+};
+
+/// Lower to `target` and return the code. Diagnostics go to `ctx`. The
+/// AMD binary needs ld.lld (found beside the LLVM tools).
+bool lowerKernels(MLIRContext *ctx, const std::vector<KernelSpec> &specs,
+                  llvm::StringRef target, CodeFormat format, std::string &code,
+                  std::string &error);
+
+/// AMD code object version: 5 (see specs/artifact-format.md).
+constexpr const char *kAmdCodeObjectAbi = "500";
+
+} // namespace mlir::pool
+
+#endif // POOL_CODEGEN_KERNELGEN_H
