@@ -170,7 +170,6 @@ void buildHostFunction(OpBuilder &b, Location loc, const KernelSpec &k) {
   auto ptr = LLVM::LLVMPointerType::get(b.getContext(), 0);
   auto fnTy = b.getFunctionType({ptr, ptr, ptr, b.getI64Type()}, {});
   auto fn = func::FuncOp::create(b, loc, k.name, fnTy);
-  fn->setAttr("llvm.emit_c_interface", b.getUnitAttr());
   Block *entry = fn.addEntryBlock();
   OpBuilder::InsertionGuard guard(b);
   b.setInsertionPointToStart(entry);

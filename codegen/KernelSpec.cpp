@@ -154,9 +154,14 @@ void rowSpaceKernels(ModelOp model, RowSpaceOp rs,
                                  "block_scatter")));
 }
 
-void arenaKernels(ModelOp model, std::vector<KernelSpec> &out) {
+void arenaKernels(ModelOp model, RowSpaceOp rs, std::vector<KernelSpec> &out) {
   for (EntryClassOp c : model.getBodyBlock().getOps<EntryClassOp>()) {
     if (!c.getRegionOffset() || !c.getEntries())
+      continue;
+    // The row space's classes live in the planes: their kernels are the
+    // row-space ones (the PAGE class's region holds only its riders).
+    if (rs && (c.getName() == rs.getPageClass() ||
+               c.getName() == rs.getSlotClass()))
       continue;
     int64_t region = int64_t(*c.getRegionOffset());
     int64_t entryBytes = i64(c.getEntryBytes());
@@ -252,7 +257,7 @@ std::vector<KernelSpec> mlir::pool::deriveKernelSpecs(ModuleOp module) {
       rs = r;
     if (rs && rs.getPlaneRows())
       rowSpaceKernels(model, rs, out);
-    arenaKernels(model, out);
+    arenaKernels(model, rs, out);
     break; // one model per module
   }
   return out;

@@ -1,0 +1,27 @@
+#!/usr/bin/env bash
+# Runs every generated kernel, lowered to the host, against the plain
+# reference in pool-kernel-check, for every bundled model: at 150 GiB (slots
+# and blocks more than 100 GiB into a sparse arena, so every address is past
+# 4 GiB) and at a small budget, with random pairs and ids.
+set -u
+checker=$1
+models=$2
+count=0
+failed=0
+for model in "$models"/*.yaml; do
+  for plan in "150GiB 256 6" "3GiB 8 3"; do
+    set -- $plan
+    if ! "$checker" "$model" --budget "$1" --max-num-seqs "$2" --items "$3" \
+        --seed $((count + 7)); then
+      echo "FAIL: $(basename "$model") at $1"
+      failed=$((failed + 1))
+    fi
+  done
+  count=$((count + 1))
+done
+if [ "$count" -lt 13 ]; then
+  echo "expected at least 13 models, found $count"
+  exit 1
+fi
+echo "host kernels: $count models, $failed failed"
+[ "$failed" -eq 0 ]

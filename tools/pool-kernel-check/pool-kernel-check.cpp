@@ -1,0 +1,503 @@
+//===- pool-kernel-check.cpp - Run the host kernels against a reference ---===//
+//
+//   pool-kernel-check MODEL.yaml --budget SIZE --max-num-seqs N
+//                     [--items N] [--seed S] [--param K=V]...
+//
+// Compiles the model, lowers its kernels for the host, JIT-compiles them
+// in-process and runs every one on random data against a plain reference
+// written from the layout's definitions (slot spans, the rows a window
+// reaches, carried fields, envelopes), not from the kernel descriptions.
+// The arena is a sparse mapping of the whole allocation (MAP_NORESERVE), so
+// a 150 GiB layout puts its slots past 4 GiB while only the bytes a test
+// touches are ever backed. Destinations start poisoned; after a run the
+// kernel's arena and the reference's must agree on every byte of every
+// source and destination span and of a guard band around each.
+//
+//===----------------------------------------------------------------------===//
+
+#include "codegen/KernelGen.h"
+#include "codegen/KernelSpec.h"
+#include "codegen/Report.h"
+#include "tools/lib/Driver.h"
+#include "tools/lib/SizeArg.h"
+
+#include "poolrt/RowSpace.h"
+
+#include "mlir/IR/Diagnostics.h"
+#include "llvm/ExecutionEngine/Orc/LLJIT.h"
+#include "llvm/IRReader/IRReader.h"
+#include "llvm/Support/CommandLine.h"
+#include "llvm/Support/InitLLVM.h"
+#include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/SourceMgr.h"
+#include "llvm/Support/TargetSelect.h"
+#include "llvm/Support/FormatVariadic.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <sys/mman.h>
+
+#include <algorithm>
+#include <cstring>
+#include <random>
+#include <set>
+
+using namespace mlir;
+namespace cl = llvm::cl;
+namespace json = llvm::json;
+
+static cl::opt<std::string> inputFile(cl::Positional, cl::desc("<model.yaml>"),
+                                      cl::Required);
+static cl::opt<std::string> budgetArg("budget", cl::Required);
+static cl::opt<int64_t> maxNumSeqs("max-num-seqs", cl::Required);
+static cl::opt<int64_t> numItems("items", cl::init(4),
+                                 cl::desc("items per kernel launch"));
+static cl::opt<unsigned> seed("seed", cl::init(1));
+static cl::list<std::string> params("param");
+
+namespace {
+
+using KernelFn = void (*)(void *, void *, void *, int64_t);
+
+struct Span {
+  int64_t begin, end; // byte offsets in the arena
+};
+
+/// A sparse, zero-initialized arena of `bytes` (only touched pages backed).
+struct SparseArena {
+  uint8_t *base = nullptr;
+  size_t bytes = 0;
+  explicit SparseArena(size_t n) : bytes(n) {
+    void *p = mmap(nullptr, n, PROT_READ | PROT_WRITE,
+                   MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    base = p == MAP_FAILED ? nullptr : static_cast<uint8_t *>(p);
+  }
+  ~SparseArena() {
+    if (base)
+      munmap(base, bytes);
+  }
+};
+
+int failures = 0;
+int64_t bytesChecked = 0;
+
+void fail(const std::string &what) {
+  llvm::errs() << "FAIL: " << what << "\n";
+  ++failures;
+}
+
+struct Layout {
+  const json::Object *report;
+  const json::Object *rs = nullptr; // row space, if any
+  int64_t allocation = 0;
+};
+
+/// Every byte a checkpoint image carries, per plane, in image order: the
+/// runs of consecutive carried fields (padding between them rides along)
+/// and the window rows some (layer, position) reaches. Independent of the
+/// kernel description: recomputed from fields, classes and the ring.
+std::vector<std::vector<Span>> imageSpansOfSlot(const Layout &L) {
+  const json::Object &rs = *L.rs;
+  int64_t arenaRows = *rs.getInteger("arena_rows");
+  int64_t ring = *rs.getInteger("ring_slots");
+  std::vector<std::vector<Span>> out;
+  const json::Array &planes = *rs.getArray("planes");
+  for (size_t p = 0; p < planes.size(); ++p) {
+    const json::Object &plane = *planes[p].getAsObject();
+    std::string name = plane.getString("name")->str();
+    int64_t w = *plane.getInteger("row_bytes");
+    std::vector<char> mask(size_t(*rs.getInteger("slot_rows") * w), 0);
+    // Carried fields of this plane, in declared order, runs merged.
+    std::vector<const json::Object *> fields;
+    for (const json::Value &av : *L.report->getArray("arenas"))
+      for (const json::Value &fv : *av.getAsObject()->getArray("fields")) {
+        const json::Object &f = *fv.getAsObject();
+        if (f.getString("plane") && *f.getString("plane") == name)
+          fields.push_back(&f);
+      }
+    for (size_t i = 0; i < fields.size(); ++i) {
+      if (!*fields[i]->getBoolean("in_checkpoint"))
+        continue;
+      size_t j = i;
+      while (j + 1 < fields.size() && *fields[j + 1]->getBoolean("in_checkpoint"))
+        ++j;
+      std::fill(mask.begin() + *fields[i]->getInteger("offset"),
+                mask.begin() + *fields[j]->getInteger("end"), 1);
+      i = j;
+    }
+    for (const json::Value &cv : *rs.getArray("classes")) {
+      const json::Object &c = *cv.getAsObject();
+      int64_t L_ = int64_t(c.getArray("layers")->size());
+      int64_t S = *c.getInteger("ring_stride");
+      for (int64_t li = 0; li < L_; ++li)
+        for (int64_t q = 0; q < ring; ++q) {
+          int64_t row = arenaRows + *c.getInteger("entry_offset") + li * S +
+                        (q / S) * (L_ * S) + q % S;
+          std::fill(mask.begin() + row * w, mask.begin() + (row + 1) * w, 1);
+        }
+    }
+    std::vector<Span> spans;
+    for (int64_t b = 0; b < int64_t(mask.size());) {
+      if (!mask[b]) {
+        ++b;
+        continue;
+      }
+      int64_t e = b;
+      while (e < int64_t(mask.size()) && mask[e])
+        ++e;
+      spans.push_back({b, e});
+      b = e;
+    }
+    out.push_back(spans);
+  }
+  return out;
+}
+
+/// Reference implementations, from the layout's definitions.
+struct Reference {
+  const Layout &L;
+  int64_t slotStart(int64_t slot, size_t plane) const {
+    const json::Object &rs = *L.rs;
+    const json::Object &p = *(*rs.getArray("planes"))[plane].getAsObject();
+    int64_t slotRows = *rs.getInteger("slot_rows");
+    int64_t origin = *rs.getInteger("slot_positions") -
+                     *rs.getInteger("plane_rows") / slotRows;
+    return *p.getInteger("offset") +
+           (slot - origin) * slotRows * *p.getInteger("row_bytes");
+  }
+};
+
+void fillRandom(uint8_t *p, int64_t n, std::mt19937_64 &rng) {
+  for (int64_t i = 0; i + 8 <= n; i += 8) {
+    uint64_t v = rng();
+    std::memcpy(p + i, &v, 8);
+  }
+  for (int64_t i = n & ~int64_t(7); i < n; ++i)
+    p[i] = uint8_t(rng());
+}
+
+/// Both arenas get the same random sources and poisoned destinations.
+void prepare(SparseArena &a, SparseArena &b, const std::vector<Span> &srcs,
+             const std::vector<Span> &dsts, unsigned s) {
+  for (const Span &d : dsts) {
+    std::memset(a.base + d.begin, 0xA5, d.end - d.begin);
+    std::memset(b.base + d.begin, 0xA5, d.end - d.begin);
+  }
+  std::mt19937_64 rng(s);
+  for (const Span &sp : srcs) {
+    fillRandom(a.base + sp.begin, sp.end - sp.begin, rng);
+    std::memcpy(b.base + sp.begin, a.base + sp.begin, sp.end - sp.begin);
+  }
+}
+
+void compare(const char *kernel, SparseArena &k, SparseArena &r,
+             std::vector<Span> spans, int64_t allocation) {
+  const int64_t guard = 4096;
+  for (Span s : spans) {
+    int64_t lo = std::max<int64_t>(0, s.begin - guard);
+    int64_t hi = std::min<int64_t>(allocation, s.end + guard);
+    if (std::memcmp(k.base + lo, r.base + lo, hi - lo) != 0) {
+      int64_t at = lo;
+      while (k.base[at] == r.base[at])
+        ++at;
+      fail(std::string(kernel) + ": arena differs from the reference at byte " +
+           std::to_string(at) + " (span " + std::to_string(s.begin) + ".." +
+           std::to_string(s.end) + ")");
+      return;
+    }
+    bytesChecked += hi - lo;
+  }
+}
+
+} // namespace
+
+int main(int argc, char **argv) {
+  llvm::InitLLVM y(argc, argv);
+  cl::ParseCommandLineOptions(argc, argv, "run the host kernels against a reference\n");
+  llvm::InitializeNativeTarget();
+  llvm::InitializeNativeTargetAsmPrinter();
+  std::string why;
+  auto budget = ::pool::parseByteSize(budgetArg, why);
+  if (!budget) {
+    llvm::errs() << "pool-kernel-check: --budget: " << why << "\n";
+    return 2;
+  }
+
+  MLIRContext ctx;
+  ctx.printOpOnDiagnostic(false);
+  llvm::SourceMgr sm;
+  SourceMgrDiagnosticHandler handler(sm, &ctx);
+  ::pool::CompileOptions opts;
+  opts.input = inputFile;
+  opts.budget = *budget;
+  opts.maxNumSeqs = maxNumSeqs;
+  for (const std::string &p : params) {
+    std::pair<std::string, int64_t> kv;
+    if (!::pool::parseParamArg(p, kv, why)) {
+      llvm::errs() << "pool-kernel-check: --param " << why << "\n";
+      return 2;
+    }
+    opts.params.push_back(kv);
+  }
+  auto module = ::pool::compileModel(ctx, sm, opts);
+  if (!module)
+    return 1;
+  std::string error;
+  json::Value reportV = mlir::pool::buildReport(*module, {inputFile, {}, -1}, error);
+  if (!error.empty()) {
+    llvm::errs() << error << "\n";
+    return 1;
+  }
+  Layout L{reportV.getAsObject()};
+  L.rs = L.report->getObject("row_space");
+  L.allocation = *L.report->getInteger("allocation_bytes");
+  std::vector<mlir::pool::KernelSpec> specs = mlir::pool::deriveKernelSpecs(*module);
+
+  MLIRContext kctx;
+  ::pool::registerKernelLowering(kctx);
+  std::string ir;
+  if (!mlir::pool::lowerKernels(&kctx, specs, "host",
+                                mlir::pool::CodeFormat::Binary, ir, error)) {
+    llvm::errs() << "pool-kernel-check: " << error << "\n";
+    return 1;
+  }
+  auto jit = llvm::orc::LLJITBuilder().create();
+  if (!jit) {
+    llvm::errs() << "pool-kernel-check: " << llvm::toString(jit.takeError()) << "\n";
+    return 1;
+  }
+  auto llctx = std::make_unique<llvm::LLVMContext>();
+  llvm::SMDiagnostic diag;
+  auto llmod = llvm::parseIR(llvm::MemoryBufferRef(ir, "pool_kernels"), diag, *llctx);
+  if (!llmod) {
+    llvm::errs() << "pool-kernel-check: the host IR does not parse: "
+                 << diag.getMessage() << "\n";
+    return 1;
+  }
+  if (auto err = (*jit)->addIRModule(
+          llvm::orc::ThreadSafeModule(std::move(llmod), std::move(llctx)))) {
+    llvm::errs() << llvm::toString(std::move(err)) << "\n";
+    return 1;
+  }
+
+  SparseArena karena(L.allocation), rarena(L.allocation);
+  if (!karena.base || !rarena.base) {
+    llvm::errs() << "pool-kernel-check: cannot reserve " << L.allocation
+                 << " bytes of address space\n";
+    return 1;
+  }
+  std::mt19937_64 rng(seed);
+  int64_t maxAddr = 0;
+  int kernelsRun = 0;
+
+  for (const mlir::pool::KernelSpec &k : specs) {
+    auto sym = (*jit)->lookup(k.name);
+    if (!sym) {
+      fail(k.name + ": not in the JIT: " + llvm::toString(sym.takeError()));
+      continue;
+    }
+    KernelFn fn = sym->toPtr<KernelFn>();
+    int64_t n = std::min<int64_t>(numItems, k.pairs() ? k.maxId / 2 : k.maxId);
+    if (n <= 0)
+      continue;
+    // Choose distinct ids: live slots (the top positions) or random blocks,
+    // entries and groups.
+    std::vector<int32_t> ids;
+    std::set<int64_t> used;
+    int64_t lo = 0, hi = k.maxId;
+    if (L.rs && k.entity == "slot") {
+      int64_t positions = *L.rs->getInteger("slot_positions");
+      lo = positions - *L.rs->getInteger("num_slots");
+      hi = positions;
+    }
+    std::uniform_int_distribution<int64_t> pick(lo, hi - 1);
+    int64_t want = k.pairs() ? 2 * n : n;
+    if (hi - lo < want)
+      want = (hi - lo) / (k.pairs() ? 2 : 1) * (k.pairs() ? 2 : 1);
+    while (int64_t(ids.size()) < want) {
+      int64_t id = pick(rng);
+      if (used.insert(id).second)
+        ids.push_back(int32_t(id));
+    }
+    if (ids.empty())
+      continue;
+    n = k.pairs() ? int64_t(ids.size()) / 2 : int64_t(ids.size());
+    // Make sure the top slot (farthest from row 0) is exercised.
+    if (L.rs && k.entity == "slot")
+      ids[0] = int32_t(hi - 1), used.insert(hi - 1);
+
+    std::vector<Span> srcs, dsts;
+    std::vector<uint8_t> kstage, rstage;
+    bool toStaging = k.dst == mlir::pool::Space::Staging;
+    bool fromStaging = k.src == mlir::pool::Space::Staging;
+    int64_t stride = k.stagingStride;
+    if (toStaging || fromStaging) {
+      kstage.assign(size_t(n * stride), 0xA5);
+      rstage.assign(size_t(n * stride), 0xA5);
+      if (fromStaging) {
+        fillRandom(kstage.data(), n * stride, rng);
+        rstage = kstage;
+      }
+    }
+
+    // The reference: what the kind means, from the layout definitions.
+    auto refSlotSpans = [&](int64_t slot) {
+      std::vector<Span> s;
+      const json::Array &planes = *L.rs->getArray("planes");
+      for (size_t p = 0; p < planes.size(); ++p) {
+        int64_t b = Reference{L}.slotStart(slot, p);
+        s.push_back({b, b + *planes[p].getAsObject()->getInteger("slot_bytes")});
+      }
+      return s;
+    };
+    auto refBlockSpans = [&](int64_t block) {
+      std::vector<Span> s;
+      if (L.rs) {
+        int64_t env = *L.rs->getInteger("envelope_rows");
+        for (const json::Value &pv : *L.rs->getArray("planes")) {
+          const json::Object &p = *pv.getAsObject();
+          int64_t w = *p.getInteger("row_bytes");
+          int64_t b = *p.getInteger("offset") + block * env * w;
+          s.push_back({b, b + env * w});
+        }
+      }
+      for (const json::Value &cv : *L.report->getArray("entry_classes")) {
+        const json::Object &c = *cv.getAsObject();
+        if (*c.getString("pool") != "page" || !c.getInteger("region_offset"))
+          continue;
+        int64_t per = *c.getInteger("entry_bytes");
+        if (L.rs)
+          for (const json::Value &pv : *L.rs->getArray("planes"))
+            per -= *L.rs->getInteger("envelope_rows") *
+                   *pv.getAsObject()->getInteger("row_bytes");
+        int64_t b = *c.getInteger("region_offset") + block * per;
+        s.push_back({b, b + per});
+      }
+      return s;
+    };
+    const json::Object *arenaClass = nullptr; // for group / entry kernels
+    for (const json::Value &cv : *L.report->getArray("entry_classes")) {
+      const json::Object &c = *cv.getAsObject();
+      if ("_" + c.getString("name")->str() ==
+          k.name.substr(k.name.rfind('_')))
+        arenaClass = &c;
+    }
+    auto refEntrySpans = [&](int64_t entry, const json::Object &c,
+                             int64_t count) {
+      int64_t eb = *c.getInteger("entry_bytes");
+      int64_t b = *c.getInteger("region_offset") + entry * count * eb;
+      return std::vector<Span>{{b, b + count * eb}};
+    };
+    auto imageOf = [&](int64_t id) -> std::vector<Span> {
+      std::vector<Span> out;
+      if (L.rs) {
+        auto per = imageSpansOfSlot(L);
+        for (size_t p = 0; p < per.size(); ++p) {
+          int64_t base = Reference{L}.slotStart(id, p);
+          for (Span s : per[p])
+            out.push_back({base + s.begin, base + s.end});
+        }
+        return out;
+      }
+      for (const json::Value &av : *L.report->getArray("arenas")) {
+        const json::Object &a = *av.getAsObject();
+        if (*a.getString("class") != *arenaClass->getString("name"))
+          continue;
+        int64_t base = *arenaClass->getInteger("region_offset") +
+                       id * *arenaClass->getInteger("entry_bytes");
+        for (const json::Value &rv : *a.getArray("checkpoint_ranges")) {
+          const json::Array &r = *rv.getAsArray();
+          out.push_back({base + *r[0].getAsInteger(),
+                         base + *r[0].getAsInteger() + *r[1].getAsInteger()});
+        }
+      }
+      return out;
+    };
+
+    // Spans per item on the arena side, in staging order.
+    std::vector<std::vector<Span>> itemSrc(n), itemDst(n);
+    for (int64_t i = 0; i < n; ++i) {
+      if (k.kind == "slot_copy") {
+        itemSrc[i] = refSlotSpans(ids[2 * i]);
+        itemDst[i] = refSlotSpans(ids[2 * i + 1]);
+      } else if (k.kind == "group_copy") {
+        int64_t perReq = *arenaClass->getInteger("entries_per_req");
+        itemSrc[i] = refEntrySpans(ids[2 * i], *arenaClass, perReq);
+        itemDst[i] = refEntrySpans(ids[2 * i + 1], *arenaClass, perReq);
+      } else if (k.kind == "image_gather") {
+        itemSrc[i] = imageOf(ids[i]);
+      } else if (k.kind == "image_scatter") {
+        itemDst[i] = imageOf(ids[i]);
+      } else if (k.kind == "block_gather") {
+        itemSrc[i] = refBlockSpans(ids[i]);
+      } else if (k.kind == "block_scatter") {
+        itemDst[i] = refBlockSpans(ids[i]);
+      }
+      for (Span s : itemSrc[i])
+        srcs.push_back(s), maxAddr = std::max(maxAddr, s.end);
+      for (Span s : itemDst[i])
+        dsts.push_back(s), maxAddr = std::max(maxAddr, s.end);
+    }
+    // Scatter destinations: poison the whole entity around the image so a
+    // write outside the image shows up.
+    if (k.kind == "image_scatter")
+      for (int64_t i = 0; i < n; ++i)
+        for (Span s : L.rs ? refSlotSpans(ids[i])
+                           : refEntrySpans(ids[i], *arenaClass, 1))
+          dsts.push_back(s);
+    prepare(karena, rarena, srcs, dsts, unsigned(rng()));
+
+    if (getenv("POOL_KERNEL_CHECK_TRACE"))
+      llvm::errs() << "running " << k.name << " on " << n << " items\n";
+    fn(karena.base, kstage.data(), ids.data(), n);
+
+    // Reference run on the other arena.
+    for (int64_t i = 0; i < n; ++i) {
+      if (k.kind == "slot_copy" || k.kind == "group_copy") {
+        for (size_t s = 0; s < itemSrc[i].size(); ++s)
+          std::memmove(rarena.base + itemDst[i][s].begin,
+                       rarena.base + itemSrc[i][s].begin,
+                       itemSrc[i][s].end - itemSrc[i][s].begin);
+      } else if (toStaging) {
+        int64_t at = i * stride;
+        for (Span s : itemSrc[i]) {
+          std::memcpy(rstage.data() + at, rarena.base + s.begin, s.end - s.begin);
+          at += s.end - s.begin;
+        }
+        if (at != (i + 1) * stride)
+          fail(k.name + ": the reference image of item " + std::to_string(i) +
+               " has " + std::to_string(at - i * stride) +
+               " bytes, the kernel's staging stride is " + std::to_string(stride));
+      } else {
+        int64_t at = i * stride;
+        for (Span s : itemDst[i]) {
+          std::memcpy(rarena.base + s.begin, rstage.data() + at, s.end - s.begin);
+          at += s.end - s.begin;
+        }
+      }
+    }
+    std::vector<Span> all = srcs;
+    all.insert(all.end(), dsts.begin(), dsts.end());
+    compare(k.name.c_str(), karena, rarena, all, L.allocation);
+    if (toStaging) {
+      if (kstage != rstage)
+        fail(k.name + ": staging differs from the reference");
+      bytesChecked += int64_t(kstage.size());
+    }
+    ++kernelsRun;
+    // Give the touched pages back so a long run stays small.
+    for (Span s : all) {
+      int64_t page = 4096;
+      int64_t b = std::max<int64_t>(0, (s.begin - 4096) / page * page);
+      int64_t e = std::min<int64_t>(L.allocation, s.end + 4096);
+      madvise(karena.base + b, e - b, MADV_DONTNEED);
+      madvise(rarena.base + b, e - b, MADV_DONTNEED);
+    }
+  }
+  llvm::outs() << llvm::formatv(
+      "{0}: {1} kernels run on the host against the reference, {2} bytes "
+      "compared, highest arena byte touched {3} ({4} GiB into a {5}-byte "
+      "allocation): {6}\n",
+      *L.report->getString("model"), kernelsRun, bytesChecked, maxAddr,
+      maxAddr >> 30, L.allocation, failures ? "FAILED" : "ok");
+  return failures ? 1 : 0;
+}
