@@ -12,6 +12,7 @@
 
 #include "tools/lib/SizeArg.h"
 #include "tools/lib/Driver.h"
+#include "codegen/ArtifactWriter.h"
 #include "codegen/Header.h"
 #include "codegen/KernelGen.h"
 #include "codegen/Report.h"
@@ -46,7 +47,7 @@ static cl::opt<int64_t> ppMinBlocks("pp-min-blocks",
                                     cl::init(-1), cl::cat(poolcCat));
 static cl::list<std::string> params("param", cl::desc("override a model parameter"),
                                     cl::value_desc("NAME=VALUE"), cl::cat(poolcCat));
-enum class Emit { Report, Text, Mlir, Solved, Header, Isa };
+enum class Emit { Report, Text, Mlir, Solved, Header, Isa, Artifact };
 static cl::opt<Emit> emit(
     "emit", cl::desc("what to write"), cl::init(Emit::Report),
     cl::values(clEnumValN(Emit::Report, "report", "JSON layout report (default)"),
@@ -54,11 +55,16 @@ static cl::opt<Emit> emit(
                clEnumValN(Emit::Mlir, "mlir", "the imported pool dialect module"),
                clEnumValN(Emit::Solved, "solved", "the module after every pass"),
                clEnumValN(Emit::Header, "header", "C++/HIP/CUDA header of constants and address functions"),
-               clEnumValN(Emit::Isa, "isa", "the generated kernels' assembly for --target")),
+               clEnumValN(Emit::Isa, "isa", "the generated kernels' assembly for --target"),
+               clEnumValN(Emit::Artifact, "artifact", "a .poolpack for --targets (implied by --targets)")),
     cl::cat(poolcCat));
 static cl::opt<std::string> target("target",
                                    cl::desc("target of --emit=isa: gfx942, gfx950, sm_90 or host"),
                                    cl::cat(poolcCat));
+static cl::list<std::string> targets(
+    "targets", cl::desc("targets of the artifact (implies --emit=artifact)"),
+    cl::CommaSeparated, cl::value_desc("gfx942,gfx950,sm_90,host"),
+    cl::cat(poolcCat));
 static cl::opt<bool> fitAllocation(
     "fit-allocation",
     cl::desc("give up PAGE entries until the one allocation fits the budget "
@@ -81,6 +87,13 @@ int main(int argc, char **argv) {
   cl::HideUnrelatedOptions(poolcCat);
   cl::ParseCommandLineOptions(argc, argv, "poolc: compile a model's cache layout\n");
 
+  if (!targets.empty() && emit.getNumOccurrences() == 0)
+    emit = Emit::Artifact;
+  if (emit == Emit::Artifact && targets.empty())
+    return usage("--emit=artifact needs --targets=gfx942,gfx950,sm_90,host "
+                 "(any subset)");
+  if (emit == Emit::Artifact && outputFile == "-")
+    return usage("an artifact is binary: give -o FILE.poolpack");
   ::pool::CompileOptions opts;
   opts.input = inputFile;
   for (const std::string &p : params) {
@@ -125,6 +138,31 @@ int main(int argc, char **argv) {
 
   std::string text;
   llvm::raw_string_ostream os(text);
+  if (emit == Emit::Artifact) {
+    std::string error;
+    mlir::pool::ReportInputs inputs{inputFile, usedParams, ppMinBlocks};
+    llvm::json::Value report = mlir::pool::buildReport(*module, inputs, error);
+    if (!error.empty()) {
+      llvm::errs() << "poolc: error: " << error << "\n";
+      return 1;
+    }
+    MLIRContext kctx;
+    kctx.printOpOnDiagnostic(false);
+    ::pool::registerKernelLowering(kctx);
+    poolrt::Artifact artifact;
+    std::vector<std::string> ts(targets.begin(), targets.end());
+    if (!mlir::pool::buildArtifact(*module, &kctx, report, ts, artifact,
+                                   error)) {
+      llvm::errs() << "poolc: error: " << error << "\n";
+      return 1;
+    }
+    poolrt::Status written = poolrt::writeArtifactFile(outputFile, artifact);
+    if (!written.ok()) {
+      llvm::errs() << "poolc: error: " << written.error().message << "\n";
+      return 1;
+    }
+    return 0;
+  }
   if (emit == Emit::Isa) {
     if (!mlir::pool::isKnownTarget(target))
       return usage("--emit=isa needs --target=" +

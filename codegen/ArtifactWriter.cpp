@@ -1,0 +1,111 @@
+//===- ArtifactWriter.cpp - Assemble a .poolpack from a solved module -----===//
+//
+// The fingerprint is XXH64 over everything that moves bytes: the solved
+// layout (the report without its provenance: source path and parameters),
+// every kernel description, and every code object. Two artifacts with the
+// same fingerprint place and move every byte identically, so a tier store
+// can key stored state on it.
+//
+//===----------------------------------------------------------------------===//
+
+#include "codegen/ArtifactWriter.h"
+#include "codegen/Header.h"
+#include "codegen/KernelGen.h"
+#include "codegen/KernelSpec.h"
+
+#include "llvm/Support/Format.h"
+#include "llvm/Support/FormatVariadic.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <xxhash.h>
+
+using namespace mlir;
+using namespace mlir::pool;
+namespace json = llvm::json;
+
+static const char *codeFormat(llvm::StringRef target) {
+  if (target == "sm_90")
+    return "ptx";
+  if (target == "host")
+    return "llvm-ir";
+  return "amdgpu-code-object-v5";
+}
+
+bool mlir::pool::buildArtifact(ModuleOp module, MLIRContext *kernelCtx,
+                               const json::Value &report,
+                               const std::vector<std::string> &targets,
+                               poolrt::Artifact &out, std::string &error) {
+  out = poolrt::Artifact();
+  std::vector<KernelSpec> specs = deriveKernelSpecs(module);
+  if (specs.empty()) {
+    error = "the model has no kernels (is it planned?)";
+    return false;
+  }
+
+  // The layout part of the report: everything but provenance.
+  json::Object layout = *report.getAsObject();
+  layout.erase("source");
+  std::string layoutText = llvm::formatv("{0}", json::Value(std::move(layout)));
+
+  json::Array kernels;
+  std::string kernelText;
+  for (const KernelSpec &k : specs) {
+    json::Value m = kernelManifest(k);
+    kernelText += llvm::formatv("{0}", m).str();
+    kernels.push_back(std::move(m));
+  }
+
+  XXH64_state_t *st = XXH64_createState();
+  XXH64_reset(st, 0);
+  XXH64_update(st, layoutText.data(), layoutText.size());
+  XXH64_update(st, kernelText.data(), kernelText.size());
+
+  json::Array targetList;
+  std::vector<poolrt::ArtifactSection> code;
+  for (const std::string &t : targets) {
+    if (!isKnownTarget(t)) {
+      XXH64_freeState(st);
+      error = "unknown target '" + t + "' (expected " + knownTargetList() + ")";
+      return false;
+    }
+    std::string bytes;
+    if (!lowerKernels(kernelCtx, specs, t, CodeFormat::Binary, bytes, error)) {
+      XXH64_freeState(st);
+      return false;
+    }
+    XXH64_update(st, t.data(), t.size());
+    XXH64_update(st, bytes.data(), bytes.size());
+    targetList.push_back(json::Object{{"target", t},
+                                      {"section", "code/" + t},
+                                      {"format", codeFormat(t)},
+                                      {"bytes", int64_t(bytes.size())}});
+    code.push_back({"code/" + t, std::move(bytes)});
+  }
+  uint64_t fp = XXH64_digest(st);
+  XXH64_freeState(st);
+  std::string fingerprint = llvm::formatv("{0:x16}", fp).str();
+
+  std::string header;
+  {
+    llvm::raw_string_ostream os(header);
+    if (!emitAddressHeader(module, os, error))
+      return false;
+  }
+
+  json::Object manifest{
+      {"format", "poolpack-manifest/1"},
+      {"model", report.getAsObject()->getString("model")->str()},
+      {"fingerprint", fingerprint},
+      {"block_threads", int64_t(kBlockThreads)},
+      {"targets", std::move(targetList)},
+      {"kernels", std::move(kernels)},
+      {"header_section", "header"},
+      {"layout", json::Value(json::Object(*report.getAsObject()))},
+  };
+  out.sections.push_back(
+      {"manifest", llvm::formatv("{0:2}", json::Value(std::move(manifest))).str()});
+  out.sections.push_back({"header", std::move(header)});
+  for (poolrt::ArtifactSection &s : code)
+    out.sections.push_back(std::move(s));
+  return true;
+}

@@ -1,0 +1,28 @@
+//===- ArtifactWriter.h - Assemble a .poolpack from a solved module -*- C++ -*-===//
+#ifndef POOL_CODEGEN_ARTIFACTWRITER_H
+#define POOL_CODEGEN_ARTIFACTWRITER_H
+
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/MLIRContext.h"
+#include "llvm/Support/JSON.h"
+
+#include "poolrt/Artifact.h"
+
+#include <string>
+#include <vector>
+
+namespace mlir::pool {
+
+/// Build the artifact of a planned module: the manifest (the solved layout
+/// report, the kernels with their signatures and launch shape, one entry per
+/// target, the geometry fingerprint), the address header, and one code
+/// object per target. `kernelCtx` must be able to lower kernels
+/// (pool::registerKernelLowering). Returns false with `error` set.
+bool buildArtifact(ModuleOp module, MLIRContext *kernelCtx,
+                   const llvm::json::Value &report,
+                   const std::vector<std::string> &targets,
+                   poolrt::Artifact &out, std::string &error);
+
+} // namespace mlir::pool
+
+#endif
