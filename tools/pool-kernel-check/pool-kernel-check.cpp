@@ -35,6 +35,9 @@
 #include "llvm/Support/raw_ostream.h"
 
 #include <sys/mman.h>
+#include <xxhash.h>
+
+#include <fstream>
 
 #include <algorithm>
 #include <cstring>
@@ -53,6 +56,11 @@ static cl::opt<int64_t> numItems("items", cl::init(4),
                                  cl::desc("items per kernel launch"));
 static cl::opt<unsigned> seed("seed", cl::init(1));
 static cl::list<std::string> params("param");
+static cl::opt<std::string> gpuPlan(
+    "gpu-plan",
+    cl::desc("write the GPU test plan (cases, inputs, expected XXH64 of the "
+             "host lowering's outputs) to FILE instead of checking"),
+    cl::value_desc("FILE"));
 
 namespace {
 
@@ -210,6 +218,168 @@ void compare(const char *kernel, SparseArena &k, SparseArena &r,
 
 } // namespace
 
+namespace {
+/// The fill both sides use: 8-byte words from splitmix64 of the word's
+/// offset in its space, so the device fills exactly what the host filled.
+uint64_t patternWord(uint64_t offset, uint64_t space) {
+  uint64_t z = (offset >> 3) + space * 0x9E3779B97F4A7C15ull + 0x632BE59BD9B4E019ull;
+  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+  return z ^ (z >> 31);
+}
+void fillPattern(uint8_t *base, int64_t off, int64_t len, uint64_t space) {
+  for (int64_t o = off; o < off + len; o += 8) {
+    uint64_t w = patternWord(uint64_t(o), space);
+    std::memcpy(base + o, &w, std::min<int64_t>(8, off + len - o));
+  }
+}
+
+struct GpuCase {
+  std::string name;
+  const mlir::pool::KernelSpec *k;
+  std::vector<int32_t> ids;
+  int64_t items;
+};
+
+int writeGpuPlan(const std::string &path, const Layout &L,
+                 const std::vector<mlir::pool::KernelSpec> &specs,
+                 llvm::orc::LLJIT &jit) {
+  auto find = [&](const std::string &kind) -> const mlir::pool::KernelSpec * {
+    for (const auto &k : specs)
+      if (k.kind == kind)
+        return &k;
+    return nullptr;
+  };
+  if (!L.rs) {
+    llvm::errs() << "pool-kernel-check: --gpu-plan needs a row-space model\n";
+    return 2;
+  }
+  int64_t positions = *L.rs->getInteger("slot_positions");
+  int64_t nb = *L.rs->getInteger("num_blocks");
+  std::vector<GpuCase> cases;
+  auto slotCopy = find("slot_copy");
+  // One pair: the top slot onto the lowest live one.
+  cases.push_back({"slot_copy_x1", slotCopy,
+                   {int32_t(positions - 1), int32_t(positions - 256)}, 1});
+  // 256 pairs: the live slots onto 256 other positions of the plane.
+  {
+    GpuCase c{"slot_copy_x256", slotCopy, {}, 256};
+    for (int64_t i = 0; i < 256; ++i) {
+      c.ids.push_back(int32_t(positions - 1 - i));
+      c.ids.push_back(int32_t(positions - 257 - i));
+    }
+    cases.push_back(c);
+  }
+  for (const char *kind : {"image_gather", "image_scatter"}) {
+    GpuCase c{std::string(kind) + "_x256", find(kind), {}, 256};
+    for (int64_t i = 0; i < 256; ++i)
+      c.ids.push_back(int32_t(positions - 1 - i));
+    cases.push_back(c);
+  }
+  for (const char *kind : {"block_gather", "block_scatter"}) {
+    GpuCase c{std::string(kind) + "_x64", find(kind), {}, 64};
+    for (int64_t i = 0; i < 64; ++i)
+      c.ids.push_back(int32_t((i * 2654435761ll) % nb)); // spread, distinct
+    std::sort(c.ids.begin(), c.ids.end());
+    c.ids.erase(std::unique(c.ids.begin(), c.ids.end()), c.ids.end());
+    c.items = int64_t(c.ids.size());
+    cases.push_back(c);
+  }
+
+  std::ofstream out(path);
+  out << "arena_bytes " << L.allocation << "\n";
+  SparseArena arena(L.allocation);
+  if (!arena.base) {
+    llvm::errs() << "pool-kernel-check: cannot reserve the arena\n";
+    return 1;
+  }
+  for (const GpuCase &c : cases) {
+    const mlir::pool::KernelSpec &k = *c.k;
+    int64_t n = c.items;
+    auto idOf = [&](int64_t i, mlir::pool::IdSource s) -> int64_t {
+      switch (s) {
+      case mlir::pool::IdSource::PairFirst:
+        return c.ids[2 * i];
+      case mlir::pool::IdSource::PairSecond:
+        return c.ids[2 * i + 1];
+      case mlir::pool::IdSource::List:
+        return c.ids[i];
+      case mlir::pool::IdSource::ItemIndex:
+        return i;
+      }
+      return 0;
+    };
+    std::vector<Span> srcArena, dstArena;
+    for (int64_t i = 0; i < n; ++i)
+      for (const auto &s : k.segments) {
+        if (k.src == mlir::pool::Space::Arena) {
+          int64_t b = idOf(i, k.srcId) * s.srcStride + s.srcOff;
+          srcArena.push_back({b, b + s.bytes});
+        }
+        if (k.dst == mlir::pool::Space::Arena) {
+          int64_t b = idOf(i, k.dstId) * s.dstStride + s.dstOff;
+          dstArena.push_back({b, b + s.bytes});
+        }
+      }
+    int64_t stagingBytes = k.stagingStride * n;
+    std::vector<uint8_t> staging(size_t(stagingBytes), 0xA5);
+    for (Span s : dstArena)
+      std::memset(arena.base + s.begin, 0xA5, s.end - s.begin);
+    for (Span s : srcArena)
+      fillPattern(arena.base, s.begin, s.end - s.begin, 1);
+    if (k.src == mlir::pool::Space::Staging)
+      fillPattern(staging.data(), 0, stagingBytes, 2);
+    auto sym = jit.lookup(k.name);
+    if (!sym) {
+      llvm::errs() << llvm::toString(sym.takeError()) << "\n";
+      return 1;
+    }
+    sym->toPtr<KernelFn>()(arena.base, staging.data(),
+                           const_cast<int32_t *>(c.ids.data()), n);
+    XXH64_state_t *st = XXH64_createState();
+    XXH64_reset(st, 0);
+    if (k.dst == mlir::pool::Space::Staging)
+      XXH64_update(st, staging.data(), staging.size());
+    else
+      for (Span s : dstArena)
+        XXH64_update(st, arena.base + s.begin, s.end - s.begin);
+    uint64_t h = XXH64_digest(st);
+    XXH64_freeState(st);
+    out << "case " << c.name << " " << k.name << " items " << n
+        << " staging " << stagingBytes << " moved " << k.itemBytes * n << "\n";
+    out << "ids";
+    for (int32_t id : c.ids)
+      out << " " << id;
+    out << "\n";
+    for (Span s : srcArena)
+      out << "fill " << s.begin << " " << s.end - s.begin << "\n";
+    if (k.src == mlir::pool::Space::Staging)
+      out << "fill_staging 0 " << stagingBytes << "\n";
+    for (Span s : dstArena)
+      out << "poison " << s.begin << " " << s.end - s.begin << "\n";
+    if (k.dst == mlir::pool::Space::Staging)
+      out << "hash_staging 0 " << stagingBytes << "\n";
+    else
+      for (Span s : dstArena)
+        out << "hash " << s.begin << " " << s.end - s.begin << "\n";
+    char hex[32];
+    std::snprintf(hex, sizeof hex, "%016llx", (unsigned long long)h);
+    out << "expect " << hex << "\nend\n";
+    // Give the pages back before the next case.
+    for (Span s : srcArena)
+      madvise(arena.base + (s.begin & ~int64_t(4095)),
+              s.end - (s.begin & ~int64_t(4095)), MADV_DONTNEED);
+    for (Span s : dstArena)
+      madvise(arena.base + (s.begin & ~int64_t(4095)),
+              s.end - (s.begin & ~int64_t(4095)), MADV_DONTNEED);
+    llvm::outs() << "plan: " << c.name << " (" << k.name << ", " << n
+                 << " items, " << k.itemBytes * n << " bytes) expects "
+                 << hex << "\n";
+  }
+  return out.good() ? 0 : 1;
+}
+} // namespace
+
 int main(int argc, char **argv) {
   llvm::InitLLVM y(argc, argv);
   cl::ParseCommandLineOptions(argc, argv, "run the host kernels against a reference\n");
@@ -278,6 +448,9 @@ int main(int argc, char **argv) {
     llvm::errs() << llvm::toString(std::move(err)) << "\n";
     return 1;
   }
+
+  if (!gpuPlan.empty())
+    return writeGpuPlan(gpuPlan, L, specs, **jit);
 
   SparseArena karena(L.allocation), rarena(L.allocation);
   if (!karena.base || !rarena.base) {

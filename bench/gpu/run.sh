@@ -1,0 +1,35 @@
+#!/usr/bin/env bash
+# GPU check and benchmark of the generated NVPTX kernels, in one device call.
+#
+# Here (this machine, with the project built):
+#   bash bench/gpu/run.sh prepare     # artifact + plan into .gpu-carry/
+# Then, through the device tool, carrying .gpu-carry:
+#   bash bench/gpu/run.sh device      # builds gpu_check there, runs it
+# The device step needs only CUDA, g++ and the carried files.
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+MODEL=${MODEL:-models/deepseek-v4-flash-fp8.yaml}
+BUDGET=${BUDGET:-64GiB}
+SEQS=${SEQS:-256}
+case "${1:-}" in
+prepare)
+  mkdir -p .gpu-carry
+  ./build/bin/poolc "$MODEL" --budget "$BUDGET" --max-num-seqs "$SEQS" \
+    --targets sm_90,host -o .gpu-carry/model.poolpack
+  ./build/bin/pool-kernel-check "$MODEL" --budget "$BUDGET" --max-num-seqs "$SEQS" \
+    --gpu-plan .gpu-carry/plan.txt 2>/dev/null
+  cp /usr/include/xxhash.h .gpu-carry/   # Debian's libxxhash-dev header, used header-only there
+  echo "prepared: $(ls .gpu-carry)"
+  ;;
+device)
+  nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv,noheader || true
+  g++ -O2 -std=c++17 -Iruntime/include -I.gpu-carry -I/usr/local/cuda/include \
+    bench/gpu/gpu_check.cpp runtime/layout/Artifact.cpp -DXXH_INLINE_ALL -ldl \
+    -o /tmp/gpu_check
+  /tmp/gpu_check .gpu-carry/model.poolpack .gpu-carry/plan.txt
+  ;;
+*)
+  echo "usage: bench/gpu/run.sh prepare|device" >&2
+  exit 2
+  ;;
+esac
