@@ -11,6 +11,8 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "Vectors.h"
+
 #include "poolrt/RowSpace.h"
 #include "poolrt/Runs.h"
 #include "poolrt/StateArena.h"
@@ -33,9 +35,10 @@
 using namespace poolrt;
 namespace json = llvm::json;
 
-namespace {
+namespace conformance {
 
 const json::Object *gVectorsById(const std::string &id);
+const json::Object *vectorById(const std::string &id) { return gVectorsById(id); }
 
 int64_t i64(const json::Value &v) {
   auto i = v.getAsInteger();
@@ -90,6 +93,12 @@ void expectError(const Error &e, const json::Object &exp, bool exactMessage) {
     EXPECT_EQ(e.entries, *exp.getInteger("entries"));
   }
 }
+
+} // namespace conformance
+
+using namespace conformance;
+
+namespace {
 
 SubPoolSpec specFrom(const json::Value &v) {
   const json::Object &o = *v.getAsObject();
@@ -768,7 +777,6 @@ void runFieldWindowErrors(const json::Object &in, const json::Value &expV) {
 // Dispatch and coverage.
 //===----------------------------------------------------------------------===//
 
-using Handler = std::function<void(const json::Object &, const json::Value &)>;
 
 template <typename F> Handler objectHandler(F f) {
   return [f](const json::Object &in, const json::Value &exp) {
@@ -777,8 +785,13 @@ template <typename F> Handler objectHandler(F f) {
   };
 }
 
+std::map<std::string, Handler> &registered() {
+  static std::map<std::string, Handler> r;
+  return r;
+}
+
 const std::map<std::string, Handler> &handlers() {
-  static const std::map<std::string, Handler> h = {
+  static std::map<std::string, Handler> h = {
       {"plan_pools", objectHandler(runPlanPools)},
       {"PoolPlan.with_paged_entries", objectHandler(runWithPagedEntries)},
       {"PoolPlan.empty", objectHandler(runEmptyPlan)},
@@ -800,6 +813,12 @@ const std::map<std::string, Handler> &handlers() {
       {"field_window_params", objectHandler(runFieldWindowParams)},
       {"field_window_params validation", runFieldWindowErrors},
   };
+  static bool merged = [] {
+    for (auto &[algo, fn] : registered())
+      h.emplace(algo, fn);
+    return true;
+  }();
+  (void)merged;
   return h;
 }
 
@@ -835,7 +854,9 @@ std::vector<std::string> gUnhandled;
 int64_t gDeclaredCount = -1;
 size_t gTotal = 0;
 
-const json::Object *gVectorsById(const std::string &id) {
+} // namespace
+
+const json::Object *conformance::gVectorsById(const std::string &id) {
   auto it = gById.find(id);
   if (it == gById.end()) {
     ADD_FAILURE() << "no vector '" << id << "'";
@@ -844,6 +865,8 @@ const json::Object *gVectorsById(const std::string &id) {
   }
   return it->second;
 }
+
+namespace {
 
 class VectorTest : public testing::Test {
 public:
@@ -869,6 +892,10 @@ TEST(Coverage, EveryVectorRunOrDeferred) {
 }
 
 } // namespace
+
+conformance::Registrar::Registrar(const char *algorithm, Handler h) {
+  registered().emplace(algorithm, std::move(h));
+}
 
 int main(int argc, char **argv) {
   testing::InitGoogleTest(&argc, argv);
