@@ -839,7 +839,6 @@ const std::map<std::string, const char *> &deferred() {
       {"BlockManager._gated_hit", "issue 5 (runtime)"},
       {"demand kept below one interval", "issue 5 (runtime)"},
       {"checkpointers_at aimed (grid) vs unaimed (spacing)", "issue 5 (runtime)"},
-      {"BlockManager.compute_hash (xxh64, seed 0; prefix = parent's 64-bit digest little-endian; tokens as int64 LE)", "issue 5 (runtime)"},
       {"can_allocate hit counting", "issue 5 (runtime)"},
       {"Scheduler._finalize_prefill_chunk -> checkpoint_cut", "issue 5 (runtime)"},
       {"resumable_hit: fork applies the room test, copy does not", "issue 5 (runtime)"},

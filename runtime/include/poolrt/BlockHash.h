@@ -1,0 +1,32 @@
+//===- BlockHash.h - Chained content hashes of hash blocks ------*- C++ -*-===//
+//
+// h_i = XXH64(seed 0) over [h_{i-1} as 8 little-endian bytes, unless i is
+// the first block] ++ [the block's token ids as int64 little-endian]. A
+// block's hash names its whole prefix, so equal hashes mean equal prefixes
+// (up to 64-bit collisions). Hash values are unsigned 64-bit; kNoHash is the
+// "no hash" sentinel (the reference's -1).
+//
+//===----------------------------------------------------------------------===//
+#ifndef POOLRT_BLOCKHASH_H
+#define POOLRT_BLOCKHASH_H
+
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+
+namespace poolrt {
+
+using BlockHash = uint64_t;
+
+/// The hash of one block given its parent's (nullopt for the first block).
+BlockHash hashBlock(std::optional<BlockHash> parent, const int64_t *tokens,
+                    size_t count);
+
+/// Hash `numBlocks` consecutive blocks of `blockTokens` tokens each, chained
+/// from `parent`, into `out`.
+void hashBlocks(std::optional<BlockHash> parent, const int64_t *tokens,
+                size_t blockTokens, size_t numBlocks, BlockHash *out);
+
+} // namespace poolrt
+
+#endif
