@@ -344,7 +344,7 @@ json::Value mlir::pool::buildReport(ModuleOp module, const ReportInputs &inputs,
   };
 }
 
-static std::string withCommas(int64_t v) {
+std::string mlir::pool::withCommas(int64_t v) {
   std::string digits = std::to_string(v < 0 ? -v : v), out;
   for (size_t i = 0; i < digits.size(); ++i) {
     if (i && (digits.size() - i) % 3 == 0)
@@ -354,7 +354,7 @@ static std::string withCommas(int64_t v) {
   return (v < 0 ? "-" : "") + out;
 }
 
-static std::string gib(int64_t bytes) {
+std::string mlir::pool::asGiB(int64_t bytes) {
   std::string s;
   llvm::raw_string_ostream os(s);
   os << llvm::format("%.2f GiB", double(bytes) / double(1ull << 30));
@@ -368,7 +368,7 @@ void mlir::pool::printTextReport(const json::Value &report,
   int64_t budget = *in.getInteger("budget_bytes");
   os << "model " << *r.getString("model") << "  (" << *r.getString("source")
      << ")\n";
-  os << "budget " << withCommas(budget) << " B (" << gib(budget) << "), "
+  os << "budget " << withCommas(budget) << " B (" << asGiB(budget) << "), "
      << *in.getInteger("max_num_seqs") << " sequences\n\n";
   os << llvm::format("%-12s %-6s %12s %14s %20s %8s %16s\n", "class", "pool",
                      "entries", "entry bytes", "reserved bytes", "per req",
@@ -387,7 +387,7 @@ void mlir::pool::printTextReport(const json::Value &report,
                            : "in planes");
   }
   int64_t total = *r.getInteger("total_reserved_bytes");
-  os << "\ntotal reserved " << withCommas(total) << " B (" << gib(total)
+  os << "\ntotal reserved " << withCommas(total) << " B (" << asGiB(total)
      << "), unreserved " << withCommas(*r.getInteger("unreserved_bytes"))
      << " B, one allocation of "
      << withCommas(*r.getInteger("allocation_bytes")) << " B\n";

@@ -30,6 +30,10 @@ struct ReportInputs {
 llvm::json::Value buildReport(ModuleOp module, const ReportInputs &inputs,
                               std::string &error);
 
+/// 1234567 -> "1,234,567"; bytes -> "1.50 GiB" (for every text view).
+std::string withCommas(int64_t v);
+std::string asGiB(int64_t bytes);
+
 /// Human-readable tables of the same report.
 void printTextReport(const llvm::json::Value &report, llvm::raw_ostream &os);
 

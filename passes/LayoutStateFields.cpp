@@ -80,17 +80,9 @@ LogicalResult layoutModel(ModelOp model, llvm::Statistic &numArenas,
     fieldsByClass[f.getEntryClass()].push_back(f);
 
   bool inRowSpace = mlir::pool::inRowSpace(model);
-  llvm::StringMap<EntryClassOp> seen;
+  if (failed(requireMergedClasses(model)))
+    return failure();
   for (EntryClassOp cls : model.getBodyBlock().getOps<EntryClassOp>()) {
-    auto [it, inserted] = seen.try_emplace(cls.getName(), cls);
-    if (!inserted) {
-      auto diag = cls.emitOpError("entry class '")
-                  << cls.getName()
-                  << "' is declared more than once; run "
-                     "pool-merge-entry-classes first";
-      diag.attachNote(it->second.getLoc()) << "first declared here";
-      return diag;
-    }
     int64_t explicitBytes = cls.getBytes() ? int64_t(*cls.getBytes()) : 0;
     auto fit = fieldsByClass.find(cls.getName());
     if (inRowSpace && fit != fieldsByClass.end()) {

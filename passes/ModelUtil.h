@@ -7,6 +7,7 @@
 #include "poolrt/StateArena.h"
 
 #include "llvm/ADT/SmallVector.h"
+#include "llvm/ADT/StringMap.h"
 
 namespace mlir::pool {
 
@@ -59,6 +60,25 @@ inline EntryClassOp getPageClass(ModelOp model) {
     if (c.isPage())
       return c;
   return EntryClassOp();
+}
+
+/// Passes after pool-merge-entry-classes assume one op per class name: a
+/// second declaration would get the merged counts and its own region, so
+/// the allocation would count the class twice. Diagnoses the first repeat.
+inline LogicalResult requireMergedClasses(ModelOp model) {
+  llvm::StringMap<EntryClassOp> seen;
+  for (EntryClassOp cls : model.getBodyBlock().getOps<EntryClassOp>()) {
+    auto [it, inserted] = seen.try_emplace(cls.getName(), cls);
+    if (inserted)
+      continue;
+    auto diag = cls.emitOpError("entry class '")
+                << cls.getName()
+                << "' is declared more than once; run "
+                   "pool-merge-entry-classes first";
+    diag.attachNote(it->second.getLoc()) << "first declared here";
+    return diag;
+  }
+  return success();
 }
 
 } // namespace mlir::pool

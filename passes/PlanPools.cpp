@@ -28,20 +28,9 @@ LogicalResult planModel(ModelOp model, int64_t budget, int64_t maxNumSeqs,
   Builder b(model.getContext());
   SmallVector<EntryClassOp> ops;
   std::vector<poolrt::SubPoolSpec> specs;
-  llvm::StringMap<EntryClassOp> seen;
+  if (failed(requireMergedClasses(model)))
+    return failure();
   for (EntryClassOp cls : model.getBodyBlock().getOps<EntryClassOp>()) {
-    // planPools would merge same-name specs itself, but each op would then
-    // receive the merged counts and get its own region: the allocation
-    // double-counts the class.
-    auto [it, inserted] = seen.try_emplace(cls.getName(), cls);
-    if (!inserted) {
-      auto diag = cls.emitOpError("entry class '")
-                  << cls.getName()
-                  << "' is declared more than once; run "
-                     "pool-merge-entry-classes first";
-      diag.attachNote(it->second.getLoc()) << "first declared here";
-      return diag;
-    }
     if (!cls.getEntryBytes())
       return cls.emitOpError("entry class '")
              << cls.getName()

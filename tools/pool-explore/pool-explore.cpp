@@ -49,21 +49,9 @@ static cl::opt<unsigned> width("width", cl::desc("columns of the row-space map")
 
 namespace {
 
-std::string commas(int64_t v) {
-  std::string d = std::to_string(v < 0 ? -v : v), out;
-  for (size_t i = 0; i < d.size(); ++i) {
-    if (i && (d.size() - i) % 3 == 0)
-      out += ',';
-    out += d[i];
-  }
-  return (v < 0 ? "-" : "") + out;
-}
-
-std::string gib(int64_t bytes) {
-  std::string s;
-  llvm::raw_string_ostream(s) << llvm::format("%.2f GiB", double(bytes) / double(1ull << 30));
-  return s;
-}
+using mlir::pool::asGiB;
+std::string commas(int64_t v) { return mlir::pool::withCommas(v); }
+std::string gib(int64_t bytes) { return asGiB(bytes); }
 
 std::string pct(double f) {
   std::string s;
