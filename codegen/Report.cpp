@@ -406,12 +406,14 @@ void mlir::pool::printTextReport(const json::Value &report,
     os << "\narena of '" << *a.getString("class") << "': entry "
        << withCommas(*a.getInteger("entry_bytes")) << " B, checkpoint carries "
        << withCommas(*a.getInteger("checkpoint_bytes")) << " B\n";
-    os << llvm::format("  %-18s %14s %14s %6s %-8s %s\n", "field", "offset",
-                       "end", "layers", "dtype", "ckpt");
+    os << llvm::format("  %-18s %-6s %14s %14s %6s %-8s %s\n", "field",
+                       "plane", "offset", "end", "layers", "dtype", "ckpt");
     for (const json::Value &fv : *a.getArray("fields")) {
       const json::Object &f = *fv.getAsObject();
-      os << llvm::format("  %-18s %14s %14s %6lld %-8s %s\n",
+      auto plane = f.getString("plane");
+      os << llvm::format("  %-18s %-6s %14s %14s %6lld %-8s %s\n",
                          f.getString("name")->str().c_str(),
+                         plane ? plane->str().c_str() : "-",
                          withCommas(*f.getInteger("offset")).c_str(),
                          withCommas(*f.getInteger("end")).c_str(),
                          (long long)*f.getInteger("layers"),

@@ -18,6 +18,10 @@ namespace poolrt {
 
 using BlockHash = uint64_t;
 
+/// "No hash": a block or record that holds no indexed content. Never a
+/// valid key of a content index (publishing it is refused).
+inline constexpr BlockHash kNoHash = ~BlockHash(0);
+
 /// The hash of one block given its parent's (nullopt for the first block).
 BlockHash hashBlock(std::optional<BlockHash> parent, const int64_t *tokens,
                     size_t count);

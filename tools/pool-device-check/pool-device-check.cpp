@@ -1,0 +1,204 @@
+//===- pool-device-check.cpp - One conformance suite for every backend ----===//
+//
+//   pool-device-check MODEL.poolpack [--backend host|cuda|hip|all]
+//
+// Runs the same suite on each backend present: allocation and byte round
+// trips at both ends of the arena (past 4 GiB on a large layout), fills,
+// device-to-device copies, every kernel of the artifact through the
+// validating launcher on a deterministic fill (expected bytes computed on
+// the host from the manifest's segments), and the launcher's refusals. An
+// absent backend is reported, not a failure, unless it was asked for by
+// name. Closes with "N passed, M failed".
+//
+//===----------------------------------------------------------------------===//
+
+#include "poolrt/Device.h"
+#include "poolrt/Kernels.h"
+
+#include <algorithm>
+#include <cstdio>
+#include <cstring>
+#include <string>
+#include <vector>
+
+using namespace poolrt;
+
+namespace {
+
+int passed = 0, failed = 0;
+
+void expect(bool ok, const std::string &what) {
+  if (ok) {
+    ++passed;
+  } else {
+    ++failed;
+    std::printf("FAIL: %s\n", what.c_str());
+  }
+}
+
+void expectOk(const Status &s, const std::string &what) {
+  expect(s.ok(), what + (s.ok() ? "" : ": " + s.error().message));
+}
+
+uint8_t patternByte(uint64_t offset, uint64_t seed) {
+  uint64_t z = offset * 0x9E3779B97F4A7C15ull + seed;
+  z = (z ^ (z >> 29)) * 0xBF58476D1CE4E5B9ull;
+  return uint8_t(z >> 56);
+}
+
+std::vector<uint8_t> pattern(uint64_t offset, uint64_t n, uint64_t seed) {
+  std::vector<uint8_t> v(n);
+  for (uint64_t i = 0; i < n; ++i)
+    v[i] = patternByte(offset + i, seed);
+  return v;
+}
+
+void suite(Device &dev, const Artifact &artifact, const KernelSet &ks) {
+  std::string tag = std::string("[") + dev.name() + "] ";
+  auto arenaOr = dev.allocate(uint64_t(ks.allocationBytes()));
+  expect(arenaOr.ok(), tag + "allocate the arena of " +
+                           std::to_string(ks.allocationBytes()) + " bytes" +
+                           (arenaOr.ok() ? "" : ": " + arenaOr.error().message));
+  if (!arenaOr.ok())
+    return;
+  DevicePtr arena = *arenaOr;
+  uint64_t size = uint64_t(ks.allocationBytes());
+
+  // Round trips at the front and at the very end of the arena.
+  for (uint64_t off : {uint64_t(0), size / 2, size - 4096}) {
+    auto data = pattern(off, 4096, 7);
+    expectOk(dev.copyToDevice(arena + off, data.data(), data.size()),
+             tag + "copy to device at " + std::to_string(off));
+    std::vector<uint8_t> back(4096);
+    expectOk(dev.copyFromDevice(back.data(), arena + off, back.size()),
+             tag + "copy from device at " + std::to_string(off));
+    expect(back == data, tag + "round trip at offset " + std::to_string(off));
+  }
+  expectOk(dev.fill(arena + (size - 8192), 0x5A, 4096), tag + "fill");
+  std::vector<uint8_t> filled(4096);
+  expectOk(dev.copyFromDevice(filled.data(), arena + (size - 8192), 4096), tag + "read fill");
+  expect(std::all_of(filled.begin(), filled.end(), [](uint8_t b) { return b == 0x5A; }),
+         tag + "fill writes its value");
+  expectOk(dev.copyOnDevice(arena + (size - 12288), arena + (size - 4096), 4096),
+           tag + "device-to-device copy");
+  std::vector<uint8_t> moved(4096);
+  expectOk(dev.copyFromDevice(moved.data(), arena + (size - 12288), 4096), tag + "read copy");
+  expect(moved == pattern(size - 4096, 4096, 7), tag + "device-to-device copy moves bytes");
+
+  expectOk(dev.loadKernels(artifact), tag + "load " + dev.codeSection());
+  KernelLauncher launcher(dev, arena);
+  int64_t maxStaging = 0;
+  for (const KernelInfo &k : ks.kernels())
+    maxStaging = std::max<int64_t>(maxStaging, k.stagingStride * 3);
+  DevicePtr staging;
+  if (maxStaging) {
+    auto s = dev.allocate(uint64_t(maxStaging));
+    expect(s.ok(), tag + "allocate staging");
+    if (s.ok())
+      staging = *s;
+  }
+  for (const KernelInfo &k : ks.kernels()) {
+    // Three items from the top of the id range (slots sit at the top of a
+    // row space, far into the arena).
+    int64_t items = std::min<int64_t>(3, k.idMax / k.idsPerItem);
+    if (items <= 0)
+      continue;
+    std::vector<int32_t> ids;
+    for (int64_t i = 0; i < items * k.idsPerItem; ++i)
+      ids.push_back(int32_t(k.idMax - 1 - i));
+    auto idOf = [&](int64_t item, bool src) -> int64_t {
+      if (k.idsPerItem == 2)
+        return ids[size_t(2 * item + (src ? 0 : 1))];
+      if ((src && k.srcIsStaging) || (!src && k.dstIsStaging))
+        return item;
+      return ids[size_t(item)];
+    };
+    // Sources: deterministic bytes. Destinations: poison.
+    for (int64_t i = 0; i < items; ++i)
+      for (const KernelSegment &seg : k.segments) {
+        uint64_t s = uint64_t(idOf(i, true) * seg.srcStride + seg.srcOff);
+        uint64_t d = uint64_t(idOf(i, false) * seg.dstStride + seg.dstOff);
+        DevicePtr sb = k.srcIsStaging ? staging : arena;
+        DevicePtr db = k.dstIsStaging ? staging : arena;
+        (void)dev.fill(db + d, 0xA5, uint64_t(seg.bytes));
+        auto data = pattern(s, uint64_t(seg.bytes), k.srcIsStaging ? 3 : 1);
+        (void)dev.copyToDevice(sb + s, data.data(), data.size());
+      }
+    Status run = launcher.run(k, ids, staging);
+    expectOk(run, tag + "launch " + k.name);
+    expectOk(dev.synchronize(), tag + "synchronize after " + k.name);
+    bool same = run.ok();
+    for (int64_t i = 0; i < items && same; ++i)
+      for (const KernelSegment &seg : k.segments) {
+        uint64_t s = uint64_t(idOf(i, true) * seg.srcStride + seg.srcOff);
+        uint64_t d = uint64_t(idOf(i, false) * seg.dstStride + seg.dstOff);
+        std::vector<uint8_t> got(size_t(seg.bytes));
+        (void)dev.copyFromDevice(got.data(), (k.dstIsStaging ? staging : arena) + d,
+                                 got.size());
+        if (got != pattern(s, uint64_t(seg.bytes), k.srcIsStaging ? 3 : 1)) {
+          same = false;
+          break;
+        }
+      }
+    expect(same, tag + k.name + " moves every segment's bytes");
+  }
+  // What a kernel cannot check, the launcher must.
+  if (const KernelInfo *copy = ks.byKind("slot_copy") ? ks.byKind("slot_copy")
+                                                      : ks.byKind("group_copy")) {
+    int32_t top = int32_t(copy->idMax - 1);
+    expect(!launcher.run(*copy, {top, int32_t(copy->idMax)}).ok(),
+           tag + "an id past the range is refused");
+    expect(!launcher.run(*copy, {top - 1, top, top - 2, top}).ok(),
+           tag + "a destination written twice in one batch is refused");
+    expect(!launcher.run(*copy, {top - 1, top, top, top - 2}).ok(),
+           tag + "an entry both read and written in one batch is refused");
+    expect(!launcher.run(*copy, {top}).ok(), tag + "half a pair is refused");
+  }
+  if (const KernelInfo *gather = ks.byKind("image_gather"))
+    expect(!launcher.run(*gather, {0}).ok() || gather->stagingStride == 0,
+           tag + "a gather without staging is refused");
+  if (staging)
+    expectOk(dev.release(staging), tag + "release staging");
+  expectOk(dev.release(arena), tag + "release the arena");
+}
+
+} // namespace
+
+int main(int argc, char **argv) {
+  if (argc < 2) {
+    std::fprintf(stderr, "usage: pool-device-check MODEL.poolpack [--backend host|cuda|hip|all]\n");
+    return 2;
+  }
+  std::string backend = "all";
+  if (argc == 4 && std::strcmp(argv[2], "--backend") == 0)
+    backend = argv[3];
+  auto artifact = readArtifactFile(argv[1]);
+  if (!artifact.ok()) {
+    std::fprintf(stderr, "pool-device-check: %s\n", artifact.error().message.c_str());
+    return 1;
+  }
+  auto ks = KernelSet::fromArtifact(*artifact);
+  if (!ks.ok()) {
+    std::fprintf(stderr, "pool-device-check: %s\n", ks.error().message.c_str());
+    return 1;
+  }
+  std::printf("artifact %s: model %s, fingerprint %s, %zu kernels, arena %lld bytes\n",
+              argv[1], ks->model().c_str(), ks->fingerprint().c_str(),
+              ks->kernels().size(), (long long)ks->allocationBytes());
+  for (const BackendInfo &b : probeBackends())
+    std::printf("backend %-4s %s: %s\n", b.name.c_str(),
+                b.available ? "present" : "absent", b.detail.c_str());
+  for (const char *name : {"host", "cuda", "hip"}) {
+    if (backend != "all" && backend != name)
+      continue;
+    auto dev = openDevice(name);
+    if (!dev.ok()) {
+      if (backend == name)
+        expect(false, std::string("open ") + name + ": " + dev.error().message);
+      continue;
+    }
+    suite(**dev, *artifact, *ks);
+  }
+  std::printf("%d passed, %d failed\n", passed, failed);
+  return failed ? 1 : 0;
+}
