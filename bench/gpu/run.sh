@@ -19,6 +19,7 @@ prepare)
   ./build/bin/pool-kernel-check "$MODEL" --budget "$BUDGET" --max-num-seqs "$SEQS" \
     --gpu-plan .gpu-carry/plan.txt 2>/dev/null
   cp /usr/include/xxhash.h .gpu-carry/   # Debian's libxxhash-dev header, used header-only there
+  rm -rf .gpu-carry/nlohmann && cp -r /usr/include/nlohmann .gpu-carry/  # nlohmann-json3-dev, header-only
   echo "prepared: $(ls .gpu-carry)"
   ;;
 device)
@@ -27,6 +28,11 @@ device)
     bench/gpu/gpu_check.cpp runtime/layout/Artifact.cpp -DXXH_INLINE_ALL -ldl \
     -o /tmp/gpu_check
   /tmp/gpu_check .gpu-carry/model.poolpack .gpu-carry/plan.txt
+  echo
+  echo "== libpoolrt device conformance suite (CUDA backend) =="
+  g++ -O2 -std=c++17 -Iruntime/include -I.gpu-carry tools/pool-device-check/pool-device-check.cpp \
+    runtime/device/*.cpp runtime/layout/Artifact.cpp -DXXH_INLINE_ALL -ldl -o /tmp/pool-device-check
+  /tmp/pool-device-check .gpu-carry/model.poolpack --backend cuda
   ;;
 *)
   echo "usage: bench/gpu/run.sh prepare|device" >&2

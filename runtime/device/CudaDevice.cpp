@@ -97,7 +97,7 @@ public:
 
   const char *name() const override { return "cuda"; }
   std::string description() const override {
-    return "NVIDIA " + deviceName + " through the CUDA driver API";
+    return deviceName + " through the CUDA driver API";
   }
   std::string codeSection() const override { return "code/sm_90"; }
 

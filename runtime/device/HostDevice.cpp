@@ -30,7 +30,11 @@ class HostDevice final : public Device {
 public:
   const char *name() const override { return "host"; }
   std::string description() const override {
+#ifdef POOLRT_HOST_JIT
     return "host CPU memory, kernels JIT-compiled from the artifact's LLVM IR";
+#else
+    return "host CPU memory only (this build has no JIT: kernels cannot run)";
+#endif
   }
   std::string codeSection() const override { return "code/host"; }
 

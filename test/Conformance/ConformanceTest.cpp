@@ -826,14 +826,6 @@ const std::map<std::string, Handler> &handlers() {
 // algorithm in vectors.json fails the run instead of vanishing.
 const std::map<std::string, const char *> &deferred() {
   static const std::map<std::string, const char *> d = {
-      {"BlockPool", "issue 5 (runtime)"},
-      {"BlockPool.reserve_units/release_units", "issue 5 (runtime)"},
-      {"StateGroupPool", "issue 5 (runtime)"},
-      {"StateTransfer.successor_room / validation", "issue 5 (runtime)"},
-      {"StateGroupPool(transfer=copy)", "issue 5 (runtime)"},
-      {"PagedStateCheckpointSpec validation", "issue 5 (runtime)"},
-      {"PageUnitCheckpointStore lifecycle (COPYING->READY, restore pins, EVICTING)", "issue 5 (runtime)"},
-      {"PageUnitCheckpointStore.ensure_free_units / LRU eviction", "issue 5 (runtime)"},
       {"BlockManager.checkpoint_limit / checkpointers_at / checkpoint_cut (+interval snapping)", "issue 5 (runtime)"},
       {"StateTransfer.none => successor_room inf => no rungs", "issue 5 (runtime)"},
       {"BlockManager._gated_hit", "issue 5 (runtime)"},

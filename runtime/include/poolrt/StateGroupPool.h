@@ -61,7 +61,8 @@
 //     group is refused for the same reason.
 //   * claim() of a checkpointed group is O(1) (intrusive list over flat
 //     arrays) instead of a linear deque removal; the vacant half is an exact
-//     bitmap, so there are no stale entries and no compaction.
+//     set (detail::MinIdSet, shared with BlockPool), so there are no stale
+//     heap entries and no compaction.
 //   * resumableHit(assumeCheckpointed=true) honours Q1: under none() (no
 //     successor room) the counterfactual answers exactly as the real gate.
 //   * retireTop() of a live (Held) top that carries a hash moves the hash to
@@ -79,11 +80,12 @@
 #include "poolrt/BlockHash.h"
 #include "poolrt/StateTransfer.h"
 #include "poolrt/Status.h"
+#include "poolrt/detail/HashIndex.h"
+#include "poolrt/detail/MinIdSet.h"
 
 #include <cstdint>
 #include <optional>
 #include <string>
-#include <unordered_map>
 #include <utility>
 #include <vector>
 
@@ -195,7 +197,7 @@ public:
   void clearIndex();
   /// The group filed under `h`, or kNoGroup (always when disabled).
   GroupId lookupGroup(BlockHash h) const;
-  size_t numIndexed() const { return index_.size(); }
+  size_t numIndexed() const { return size_t(index_.size()); }
 
   //===--- State-cache protocol -------------------------------------------===//
   bool applies(const StateHolder &seq) const {
@@ -300,12 +302,14 @@ private:
   std::vector<int32_t> pins_;
   std::vector<uint8_t> deferred_;
   std::vector<int32_t> pinnedPos_; // position in pinned_, -1 if unpinned
-  std::vector<uint64_t> vacantBits_;
 
   int32_t lruHead_ = -1, lruTail_ = -1, numCheckpointed_ = 0;
+  // Vacant groups, lowest first; rebuilt larger when extend() grows slots.
+  detail::MinIdSet vacant_;
   int32_t numVacant_ = 0;
   std::vector<int32_t> pinned_; // unordered; sorted when released
-  std::unordered_map<BlockHash, GroupId> index_;
+  // hash -> group; at most one entry per slot, so sized by slotCount().
+  detail::HashIndex index_;
   std::vector<GroupRelocation> relocations_;
   CheckpointFates fates_;
 };
