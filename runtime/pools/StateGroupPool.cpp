@@ -64,7 +64,17 @@ void StateGroupPool::growSlots(int32_t count) {
   pins_.resize(count, 0);
   deferred_.resize(count, 0);
   pinnedPos_.resize(count, kNone);
-  vacantBits_.resize((size_t(count) + 63) / 64, 0);
+  // Both fixed-capacity structures are rebuilt at the new size (extend is
+  // rare: a change of the state pool's budget share).
+  detail::MinIdSet vacant(count);
+  if (numVacant_ > 0)
+    for (int32_t g = 0; g < vacant_.capacity(); ++g)
+      if (vacant_.contains(g))
+        vacant.insert(g);
+  vacant_ = std::move(vacant);
+  detail::HashIndex index(count);
+  index_.forEach([&](uint64_t h, int32_t g) { index.insertOrAssign(h, g); });
+  index_ = std::move(index);
 }
 
 void StateGroupPool::lruAppend(int32_t g) {
@@ -92,7 +102,7 @@ void StateGroupPool::fileFree(int32_t g) {
     lruAppend(g);
   } else {
     state_[g] = Slot::Vacant;
-    vacantBits_[size_t(g) / 64] |= uint64_t(1) << (g % 64);
+    vacant_.insert(g);
     ++numVacant_;
   }
   ++numFree_;
@@ -102,21 +112,14 @@ void StateGroupPool::unfileFree(int32_t g) {
   if (state_[g] == Slot::Checkpointed) {
     lruUnlink(g);
   } else {
-    vacantBits_[size_t(g) / 64] &= ~(uint64_t(1) << (g % 64));
+    vacant_.erase(g);
     --numVacant_;
   }
   state_[g] = Slot::Held;
   --numFree_;
 }
 
-int32_t StateGroupPool::lowestVacant() const {
-  if (numVacant_ == 0)
-    return kNone;
-  for (size_t w = 0; w < vacantBits_.size(); ++w)
-    if (vacantBits_[w])
-      return int32_t(w * 64 + size_t(__builtin_ctzll(vacantBits_[w])));
-  return kNone;
-}
+int32_t StateGroupPool::lowestVacant() const { return vacant_.lowest(); }
 
 void StateGroupPool::setHash(int32_t g, std::optional<BlockHash> h) {
   bool free = state_[g] == Slot::Vacant || state_[g] == Slot::Checkpointed;
@@ -185,9 +188,8 @@ void StateGroupPool::invalidateUnchecked(int32_t g) {
     return;
   BlockHash h = hash_[g];
   setHash(g, std::nullopt);
-  auto it = index_.find(h);
-  if (it != index_.end() && it->second.value == g)
-    index_.erase(it);
+  if (index_.find(h) == g)
+    index_.erase(h);
 }
 
 Status StateGroupPool::index(BlockHash h, GroupId g) {
@@ -196,17 +198,12 @@ Status StateGroupPool::index(BlockHash h, GroupId g) {
   if (!enabled_)
     return Status::success();
   invalidateUnchecked(g.value);
-  GroupId prev = kNoGroup;
-  auto [it, inserted] = index_.try_emplace(h, g);
-  if (!inserted) {
-    prev = it->second;
-    it->second = g;
-  }
+  int32_t prev = index_.insertOrAssign(h, g.value);
   setHash(g.value, h);
   // Re-filing a hash orphans its previous group: clear that back-pointer
   // directly (invalidate would take the entry just written with it).
-  if (prev.valid() && prev != g)
-    setHash(prev.value, std::nullopt);
+  if (prev != detail::HashIndex::kAbsent && prev != g.value)
+    setHash(prev, std::nullopt);
   return Status::success();
 }
 
@@ -218,20 +215,18 @@ Status StateGroupPool::invalidate(GroupId g) {
 }
 
 GroupId StateGroupPool::unindex(BlockHash h) {
-  auto it = index_.find(h);
-  if (it == index_.end())
+  int32_t g = index_.find(h);
+  if (g == detail::HashIndex::kAbsent)
     return kNoGroup;
-  GroupId g = it->second;
-  invalidateUnchecked(g.value);
+  invalidateUnchecked(g);
   ++fates_.orphaned;
-  return g;
+  return GroupId(g);
 }
 
 void StateGroupPool::clearIndex() {
   std::vector<int32_t> groups;
-  groups.reserve(index_.size());
-  for (const auto &kv : index_)
-    groups.push_back(kv.second.value);
+  groups.reserve(size_t(index_.size()));
+  index_.forEach([&](uint64_t, int32_t g) { groups.push_back(g); });
   for (int32_t g : groups)
     invalidateUnchecked(g);
 }
@@ -239,8 +234,8 @@ void StateGroupPool::clearIndex() {
 GroupId StateGroupPool::lookupGroup(BlockHash h) const {
   if (!enabled_)
     return kNoGroup;
-  auto it = index_.find(h);
-  return it == index_.end() ? kNoGroup : it->second;
+  int32_t g = index_.find(h);
+  return g == detail::HashIndex::kAbsent ? kNoGroup : GroupId(g);
 }
 
 //===----------------------------------------------------------------------===//
@@ -262,7 +257,7 @@ StateGroupPool::resumableHit(const StateHolder &seq, int64_t hitBlocks,
   bool assume = assumeCheckpointed && !(transfer_.kind() == TransferKind::None);
   const int64_t room = minForkTokens();
   for (int64_t i = hitBlocks - 1; i >= 0; --i) {
-    if (!assume && !index_.count(hashes[size_t(i)]))
+    if (!assume && index_.find(hashes[size_t(i)]) == detail::HashIndex::kAbsent)
       continue;
     int64_t covered, left;
     if (__builtin_mul_overflow(i + 1, hashBlockSize_, &covered) ||
@@ -441,7 +436,7 @@ void StateGroupPool::rehomeCheckpoint(int32_t src, int32_t dst) {
   hash_[src] = 0;
   hasHash_[dst] = 1;
   hash_[dst] = h;
-  index_[h] = GroupId(dst);
+  index_.insertOrAssign(h, dst);
 }
 
 std::optional<GroupRetirement> StateGroupPool::retireTop() {
@@ -472,7 +467,7 @@ std::optional<GroupRetirement> StateGroupPool::retireTop() {
     hash_[top] = 0;
     hasHash_[dst] = 1;
     hash_[dst] = h;
-    index_[h] = GroupId(dst);
+    index_.insertOrAssign(h, dst);
   }
   state_[top] = Slot::Retired;
   --numGroups_;
@@ -509,7 +504,9 @@ std::optional<BlockHash> StateGroupPool::groupHash(GroupId g) const {
 
 std::vector<std::pair<BlockHash, GroupId>>
 StateGroupPool::indexEntries() const {
-  std::vector<std::pair<BlockHash, GroupId>> out(index_.begin(), index_.end());
+  std::vector<std::pair<BlockHash, GroupId>> out;
+  index_.forEach(
+      [&](uint64_t h, int32_t g) { out.emplace_back(h, GroupId(g)); });
   std::sort(out.begin(), out.end(), [](const auto &a, const auto &b) {
     return a.first < b.first;
   });
@@ -537,13 +534,12 @@ bool StateGroupPool::invariantsHold(std::string *why) const {
   if (hash_.size() != size_t(slots) || hasHash_.size() != size_t(slots) ||
       lruPrev_.size() != size_t(slots) || lruNext_.size() != size_t(slots) ||
       pins_.size() != size_t(slots) || deferred_.size() != size_t(slots) ||
-      pinnedPos_.size() != size_t(slots) ||
-      vacantBits_.size() != (size_t(slots) + 63) / 64)
+      pinnedPos_.size() != size_t(slots) || vacant_.capacity() != slots)
     return fail("per-slot arrays disagree in size");
   int32_t vacant = 0, checkpointed = 0, hashed = 0, pinned = 0;
   for (int32_t g = 0; g < slots; ++g) {
     Slot s = state_[g];
-    bool bit = (vacantBits_[size_t(g) / 64] >> (g % 64)) & 1;
+    bool bit = vacant_.contains(g);
     if ((g < numGroups_) == (s == Slot::Retired))
       return fail("Retired exactly above numGroups violated" + at(g));
     if (bit != (s == Slot::Vacant))
@@ -569,8 +565,7 @@ bool StateGroupPool::invariantsHold(std::string *why) const {
       return fail("pinned list does not hold the group" + at(g));
     if (hasHash_[g]) {
       ++hashed;
-      auto it = index_.find(hash_[g]);
-      if (it == index_.end() || it->second.value != g)
+      if (index_.find(hash_[g]) != g)
         return fail("a group's hash does not index back to it" + at(g));
     }
     vacant += s == Slot::Vacant;
@@ -582,9 +577,9 @@ bool StateGroupPool::invariantsHold(std::string *why) const {
     return fail("free counts disagree with the states");
   if (pinned != int32_t(pinned_.size()))
     return fail("pinned list size disagrees");
-  if (size_t(hashed) != index_.size())
+  if (hashed != index_.size())
     return fail("index has entries no group carries");
-  if (!enabled_ && !index_.empty())
+  if (!enabled_ && index_.size() != 0)
     return fail("a disabled pool has index entries");
   int32_t walked = 0, prev = kNone;
   for (int32_t g = lruHead_; g != kNone; g = lruNext_[g]) {
