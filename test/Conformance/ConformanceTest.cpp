@@ -826,13 +826,6 @@ const std::map<std::string, Handler> &handlers() {
 // algorithm in vectors.json fails the run instead of vanishing.
 const std::map<std::string, const char *> &deferred() {
   static const std::map<std::string, const char *> d = {
-      {"BlockManager.checkpoint_limit / checkpointers_at / checkpoint_cut (+interval snapping)", "issue 5 (runtime)"},
-      {"StateTransfer.none => successor_room inf => no rungs", "issue 5 (runtime)"},
-      {"BlockManager._gated_hit", "issue 5 (runtime)"},
-      {"demand kept below one interval", "issue 5 (runtime)"},
-      {"checkpointers_at aimed (grid) vs unaimed (spacing)", "issue 5 (runtime)"},
-      {"can_allocate hit counting", "issue 5 (runtime)"},
-      {"Scheduler._finalize_prefill_chunk -> checkpoint_cut", "issue 5 (runtime)"},
       {"resumable_hit: fork applies the room test, copy does not", "issue 5 (runtime)"},
   };
   return d;

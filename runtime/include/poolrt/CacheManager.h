@@ -1,0 +1,160 @@
+//===- CacheManager.h - Prefix hits, publication, checkpoint ladder -*- C++ -*-===//
+//
+// The block manager of the reference (spec §8) over libpoolrt's pools:
+//   * admission: the longest prefix of a request's hash blocks that is in
+//     the content index (the last hash block never: prefill must forward at
+//     least one block), gated to a fixpoint across every state class (a hit
+//     is usable only where every stateful class can resume);
+//   * publication: blocks enter the index only after a forward computed
+//     them (hashBlocks), up to the committed watermark;
+//   * the checkpoint ladder: rungs every `interval` tokens up to the last
+//     one that leaves the successor its room, demand rungs where a hit was
+//     refused for want of a checkpoint, the decode spacing rule;
+//   * the funnel counters, which merge across ranks by summation.
+//
+// Deviation (quirk Q1): the demand counterfactual assumes only checkpoints
+// that could exist: a class whose successor room is infinite (transfer
+// none) answers as in the real gate, so such a model never records demand.
+//
+// This version runs with decode-context parallelism 1 (a hash block is a
+// block) and fork/none state classes; PAGE-unit (copy) checkpoints plug in
+// through StateClass when their coordinator lands.
+//
+// Lock contract: not thread-safe; owned by the scheduler thread.
+//
+//===----------------------------------------------------------------------===//
+#ifndef POOLRT_CACHEMANAGER_H
+#define POOLRT_CACHEMANAGER_H
+
+#include "poolrt/BlockHash.h"
+#include "poolrt/BlockPool.h"
+#include "poolrt/StateGroupPool.h"
+#include "poolrt/StateTransfer.h"
+
+#include <limits>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace poolrt {
+
+/// What the cache layer reads and writes of one request.
+struct Request {
+  std::vector<int64_t> tokens; // prompt + generated
+  int64_t numPromptTokens = 0;
+  std::vector<BlockId> blockTable;
+  int64_t numCachedTokens = 0; // KV computed
+  int64_t numHashedTokens = 0; // publish watermark
+  int64_t numCompressedHitBlocks = 0;
+  int64_t numWantedHitBlocks = 0;
+  int64_t checkpointDemandPos = 0; // 0: none
+  bool demandCounted = false;
+  bool demandDeclined = false;
+  int64_t lastCheckpointPos = 0;
+  StateHolder state; // group, fork source, hasPerReqCache, numTokens
+
+  int64_t numTokens() const { return int64_t(tokens.size()); }
+};
+
+/// One kind of per-request state that gates prefix hits and keeps
+/// checkpoints (spec §6).
+class StateClass {
+public:
+  virtual ~StateClass();
+  virtual bool applies(const Request &r) const = 0;
+  /// Tokens the forward after a checkpoint must carry (inf: never).
+  virtual double successorRoom() const = 0;
+  /// The longest prefix <= hitBlocks this class can resume.
+  virtual int64_t resumableHit(const Request &r, int64_t hitBlocks,
+                               const std::vector<BlockHash> &hashes,
+                               bool assumeCheckpointed) const = 0;
+  virtual Status checkpoint(Request &r, int64_t boundaryBlocks, BlockHash h) = 0;
+};
+
+struct CacheManagerConfig {
+  int64_t blockSize = 16;
+  int64_t numBlocks = 0;
+  int64_t numGroups = 0; // STATE groups (0: stateless model)
+  StateTransfer transfer = StateTransfer::none();
+  int64_t checkpointIntervalTokens = 8192;
+  bool prefixCaching = true;
+};
+
+/// Counters that merge across ranks by summation.
+struct CacheFunnel {
+  int64_t demandsRecorded = 0;
+  int64_t demandsDeclinedNoRoom = 0;
+  int64_t chunksCutForDemand = 0;
+  CheckpointFates fates;
+  int64_t blocksEvicted = 0;
+};
+
+class CacheManager {
+public:
+  static Result<std::unique_ptr<CacheManager>> create(const CacheManagerConfig &c);
+
+  int64_t blockSize() const { return blockSize_; }
+  int64_t hashBlockSize() const { return blockSize_; }
+  /// The ladder interval after snapping to a multiple of the hash block
+  /// (0: ladder off); `snapWarning` says when snapping changed it.
+  int64_t interval() const { return interval_; }
+  const std::string &snapWarning() const { return snapWarning_; }
+  BlockPool &blocks() { return *blocks_; }
+  StateGroupPool *groups() { return groups_.get(); }
+  /// Add a further state class (tests, or a PAGE-unit coordinator).
+  void addStateClass(StateClass *c) { classes_.push_back(c); }
+
+  /// Chained hashes of the first `n` hash blocks of `r`.
+  std::vector<BlockHash> prefixHashes(const Request &r, int64_t n) const;
+
+  /// Prefix hit in blocks for admission, or -1 when the request cannot be
+  /// admitted now; records checkpoint demand either way.
+  int64_t canAllocate(Request &r);
+  Status allocate(Request &r, int64_t numCachedBlocks);
+  /// After a forward over `numNewTokens` tokens from `startTokens` (default:
+  /// numCachedTokens): publish the full blocks, keep checkpoints.
+  Status hashBlocks(Request &r, int64_t numNewTokens,
+                    std::optional<int64_t> startTokens = std::nullopt,
+                    std::optional<int64_t> nextForwardTokens = std::nullopt,
+                    bool aimed = true);
+  Status hashDecodeBlocks(Request &r, int64_t committedKvLen,
+                          int64_t nextForwardTokens = 0);
+  Status deallocate(Request &r);
+  /// Top of every scheduling pass: pins of the previous batch drain.
+  void completePreviousStateBatch();
+
+  int64_t gatedHit(const Request &r, int64_t compressedHit,
+                   const std::vector<BlockHash> &hashes,
+                   bool assumeCheckpointed) const;
+  int64_t checkpointLimit(const Request &r) const;
+  std::vector<StateClass *> checkpointersAt(const Request &r, int64_t pos,
+                                            std::optional<int64_t> nextForward,
+                                            bool aimed) const;
+  int64_t checkpointCut(Request &r, int64_t start, int64_t end);
+  /// The scheduler's chunk end rules (spec §10.1-10.2).
+  static int64_t chunkedPrefillSize(int64_t numNew, int64_t budgetRemaining,
+                                    int64_t numBatched, int64_t blockSize);
+  int64_t finalizePrefillChunk(Request &r, int64_t start, int64_t chunk);
+
+  CacheFunnel funnel() const;
+
+private:
+  CacheManager() = default;
+  std::vector<StateClass *> applicable(const Request &r) const;
+  void recordDemand(Request &r, int64_t hit, int64_t compressedHit,
+                    const std::vector<BlockHash> &hashes);
+
+  int64_t blockSize_ = 0, interval_ = 0;
+  bool prefixCaching_ = true;
+  std::string snapWarning_;
+  std::unique_ptr<BlockPool> blocks_;
+  std::unique_ptr<StateGroupPool> groups_;
+  std::unique_ptr<StateClass> groupClass_;
+  std::vector<StateClass *> classes_;
+  CacheFunnel funnel_;
+};
+
+} // namespace poolrt
+
+#endif

@@ -1,0 +1,408 @@
+//===- CacheManager.cpp - Prefix hits, publication, checkpoint ladder -----===//
+
+#include "poolrt/CacheManager.h"
+
+#include <cmath>
+
+namespace poolrt {
+
+StateClass::~StateClass() = default;
+
+namespace {
+
+/// The state-group pool as a state class (fork / none transfers).
+class GroupClass final : public StateClass {
+public:
+  explicit GroupClass(StateGroupPool &p) : pool(p) {}
+  bool applies(const Request &r) const override {
+    return pool.applies(r.state);
+  }
+  double successorRoom() const override { return pool.successorRoom(); }
+  int64_t resumableHit(const Request &r, int64_t hit,
+                       const std::vector<BlockHash> &hashes,
+                       bool assume) const override {
+    StateHolder s = r.state;
+    s.numTokens = r.numTokens();
+    auto got = pool.resumableHit(s, hit, hashes, assume);
+    return got.ok() ? *got : 0;
+  }
+  Status checkpoint(Request &r, int64_t boundary, BlockHash h) override {
+    r.state.numTokens = r.numTokens();
+    return pool.checkpoint(r.state, boundary, h);
+  }
+
+private:
+  StateGroupPool &pool;
+};
+
+int64_t ceilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
+
+} // namespace
+
+Result<std::unique_ptr<CacheManager>>
+CacheManager::create(const CacheManagerConfig &c) {
+  if (c.blockSize < 1)
+    return Error::invalid("block_size must be >= 1, got " + std::to_string(c.blockSize));
+  if (c.numBlocks < 1)
+    return Error::invalid("a cache manager needs at least one KV block, got " +
+                          std::to_string(c.numBlocks));
+  std::unique_ptr<CacheManager> m(new CacheManager());
+  m->blockSize_ = c.blockSize;
+  m->prefixCaching_ = c.prefixCaching;
+  auto blocks = BlockPool::create(c.numBlocks);
+  if (!blocks.ok())
+    return blocks.error();
+  m->blocks_ = std::make_unique<BlockPool>(blocks.take());
+  CacheManager *self = m.get();
+  m->blocks_->setOnEvict([self](BlockHash h) {
+    ++self->funnel_.blocksEvicted;
+    // A checkpoint whose last block left the index is unreachable.
+    if (self->groups_)
+      self->groups_->unindex(h);
+  });
+  auto groups = StateGroupPool::create(c.numGroups, c.transfer, c.blockSize,
+                                       c.prefixCaching && c.numGroups > 0);
+  if (!groups.ok())
+    return groups.error();
+  m->groups_ = std::make_unique<StateGroupPool>(groups.take());
+  m->groupClass_ = std::make_unique<GroupClass>(*m->groups_);
+  m->classes_.push_back(m->groupClass_.get());
+  int64_t interval = std::max<int64_t>(0, c.checkpointIntervalTokens);
+  if (m->groups_->enabled() && interval % c.blockSize != 0) {
+    int64_t snapped = interval / c.blockSize * c.blockSize;
+    m->snapWarning_ = "checkpoint interval " + std::to_string(interval) +
+                      " is not a multiple of the hash block size " +
+                      std::to_string(c.blockSize) + ": snapped to " +
+                      std::to_string(snapped) + (snapped == 0 ? " (ladder off)" : "");
+    interval = snapped;
+  }
+  m->interval_ = interval;
+  return m;
+}
+
+std::vector<BlockHash> CacheManager::prefixHashes(const Request &r,
+                                                  int64_t n) const {
+  std::vector<BlockHash> out(size_t(std::max<int64_t>(0, n)));
+  if (n > 0)
+    poolrt::hashBlocks(std::nullopt, r.tokens.data(), size_t(blockSize_),
+                       size_t(n), out.data());
+  return out;
+}
+
+std::vector<StateClass *> CacheManager::applicable(const Request &r) const {
+  std::vector<StateClass *> out;
+  for (StateClass *c : classes_)
+    if (c->applies(r))
+      out.push_back(c);
+  return out;
+}
+
+int64_t CacheManager::gatedHit(const Request &r, int64_t compressedHit,
+                               const std::vector<BlockHash> &hashes,
+                               bool assume) const {
+  // Every answer is <= its input, so the rounds terminate; the result is
+  // accepted by every class and independent of their order.
+  int64_t boundary = compressedHit;
+  bool settled = false;
+  while (!settled) {
+    settled = true;
+    for (StateClass *c : classes_) {
+      if (!c->applies(r))
+        continue;
+      int64_t accepted = c->resumableHit(r, boundary, hashes, assume);
+      if (accepted != boundary) {
+        boundary = accepted;
+        settled = false;
+        if (boundary == 0)
+          return 0;
+      }
+    }
+  }
+  return boundary;
+}
+
+int64_t CacheManager::checkpointLimit(const Request &r) const {
+  if (interval_ <= 0)
+    return 0;
+  double room = std::numeric_limits<double>::infinity();
+  for (StateClass *c : applicable(r))
+    room = std::min(room, c->successorRoom());
+  if (std::isinf(room))
+    return 0;
+  int64_t span = r.numPromptTokens - int64_t(room);
+  if (span < 0)
+    return 0;
+  return span / interval_ * interval_;
+}
+
+std::vector<StateClass *>
+CacheManager::checkpointersAt(const Request &r, int64_t pos,
+                              std::optional<int64_t> nextForward,
+                              bool aimed) const {
+  if (interval_ <= 0 || pos <= 0)
+    return {};
+  if (aimed) {
+    if (pos % interval_ != 0 && pos != r.checkpointDemandPos)
+      return {};
+  } else if (pos % hashBlockSize() != 0 ||
+             pos - r.lastCheckpointPos < interval_) {
+    return {}; // the spacing rule, from the last kept checkpoint
+  }
+  int64_t next = nextForward.value_or(r.numPromptTokens - pos);
+  std::vector<StateClass *> out;
+  for (StateClass *c : applicable(r))
+    if (double(next) >= c->successorRoom())
+      out.push_back(c);
+  return out;
+}
+
+int64_t CacheManager::checkpointCut(Request &r, int64_t start, int64_t end) {
+  int64_t rung = 0;
+  int64_t limit = checkpointLimit(r);
+  if (limit > 0)
+    rung = std::min(end, limit) / interval_ * interval_;
+  int64_t demand = r.checkpointDemandPos;
+  int64_t target = std::max(rung, demand <= end ? demand : 0);
+  if (target <= start)
+    return 0;
+  if (target > rung && target < end)
+    ++funnel_.chunksCutForDemand;
+  return target;
+}
+
+void CacheManager::recordDemand(Request &r, int64_t hit, int64_t compressedHit,
+                                const std::vector<BlockHash> &hashes) {
+  int64_t wanted =
+      hit < compressedHit ? gatedHit(r, compressedHit, hashes, true) : hit;
+  r.numWantedHitBlocks = wanted;
+  int64_t demand = interval_ > 0 && wanted > hit ? wanted * hashBlockSize() : 0;
+  r.checkpointDemandPos = demand;
+  if (demand && !r.demandCounted) {
+    ++funnel_.demandsRecorded;
+    r.demandCounted = true;
+  }
+}
+
+int64_t CacheManager::canAllocate(Request &r) {
+  bool stateful = groups_->applies(r.state);
+  if (stateful && !groups_->hasFree())
+    return -1;
+  int64_t len = r.numTokens();
+  int64_t needed = ceilDiv(len, blockSize_);
+  if (!prefixCaching_)
+    return blocks_->hasFree(needed) ? 0 : -1;
+  int64_t nHash = ceilDiv(len, hashBlockSize());
+  // The last hash block is never reused: prefill must forward at least one
+  // block to produce logits.
+  std::vector<BlockHash> all = prefixHashes(r, std::max<int64_t>(0, nHash - 1));
+  int64_t compressed = 0;
+  for (size_t i = 0; i < all.size(); ++i) {
+    BlockId b = blocks_->lookup(all[i]);
+    if (!b.valid())
+      break;
+    // Collision check: the stored tokens must be this block's tokens.
+    const std::vector<int32_t> &stored = blocks_->tokenIds(b);
+    bool same = stored.size() == size_t(hashBlockSize());
+    for (size_t t = 0; same && t < stored.size(); ++t)
+      same = int64_t(stored[t]) == r.tokens[i * size_t(hashBlockSize()) + t];
+    if (!same)
+      break;
+    ++compressed;
+  }
+  all.resize(size_t(compressed));
+  int64_t cached = gatedHit(r, compressed, all, false);
+  r.numCompressedHitBlocks = compressed;
+  int64_t live = 0;
+  for (int64_t i = 0; i < cached; ++i)
+    if (blocks_->isUsed(blocks_->lookup(all[size_t(i)])))
+      ++live;
+  recordDemand(r, cached, compressed, all);
+  if (!blocks_->hasFree(nHash - live))
+    return -1;
+  return cached;
+}
+
+Status CacheManager::allocate(Request &r, int64_t numCached) {
+  if (!r.blockTable.empty())
+    return Error{ErrorKind::State, "allocate: the request already holds blocks"};
+  std::vector<BlockHash> hashes = prefixHashes(r, numCached);
+  for (int64_t i = 0; i < numCached; ++i) {
+    BlockId b = blocks_->lookup(hashes[size_t(i)]);
+    if (!b.valid())
+      return Error{ErrorKind::State, "allocate: hit block " + std::to_string(i) +
+                                         " left the index since can_allocate"};
+    Status s = blocks_->claim(b);
+    if (!s.ok())
+      return s;
+    r.blockTable.push_back(b);
+  }
+  // Fork classes attach after the cached blocks are claimed.
+  if (groups_->applies(r.state)) {
+    GroupId src = numCached > 0 ? groups_->lookupGroup(hashes[size_t(numCached - 1)])
+                                : GroupId();
+    if (!src.valid()) {
+      auto g = groups_->pop();
+      if (!g.ok())
+        return g.error();
+      r.state.group = *g;
+    } else if (!groups_->isPinned(src) && !groups_->hasFree()) {
+      // Nowhere to fork into: spend the checkpoint, adopt its group.
+      Status s = groups_->claim(src);
+      if (s.ok())
+        s = groups_->invalidate(src);
+      if (!s.ok())
+        return s;
+      r.state.group = src;
+    } else {
+      if (!groups_->isPinned(src)) {
+        Status s = groups_->claim(src);
+        if (!s.ok())
+          return s;
+      }
+      auto g = groups_->pop();
+      if (!g.ok())
+        return g.error();
+      r.state.group = *g;
+      r.state.forkSource = src;
+      Status s = groups_->pin(src);
+      if (!s.ok())
+        return s;
+    }
+  }
+  for (int64_t i = numCached; i < ceilDiv(r.numTokens(), blockSize_); ++i) {
+    auto b = blocks_->pop();
+    if (!b.ok())
+      return Error{ErrorKind::State, "No PAGE unit available for a fresh KV block"};
+    Status s = blocks_->allocate(*b);
+    if (!s.ok())
+      return s;
+    r.blockTable.push_back(*b);
+  }
+  r.numCachedTokens = numCached * hashBlockSize();
+  return Status::success();
+}
+
+Status CacheManager::hashBlocks(Request &r, int64_t numNew,
+                                std::optional<int64_t> startTokens,
+                                std::optional<int64_t> nextForward, bool aimed) {
+  if (!prefixCaching_)
+    return Status::success();
+  int64_t base = startTokens.value_or(r.numCachedTokens);
+  int64_t hbs = hashBlockSize();
+  int64_t start = base / hbs;
+  int64_t end = std::min<int64_t>((base + numNew) / hbs, int64_t(r.blockTable.size()));
+  if (start >= end)
+    return Status::success(); // no full new block: no checkpoint either
+  std::optional<BlockHash> parent;
+  if (start > 0) {
+    BlockHash h = blocks_->hash(r.blockTable[size_t(start - 1)]);
+    if (h == kNoHash)
+      return Error{ErrorKind::State, "hash_blocks: block " + std::to_string(start - 1) +
+                                         " of the request is unhashed"};
+    parent = h;
+  }
+  r.numHashedTokens = std::max(r.numHashedTokens, end * hbs);
+  BlockHash last = 0;
+  std::vector<int32_t> toks;
+  toks.resize(size_t(hbs));
+  for (int64_t i = start; i < end; ++i) {
+    const int64_t *t = r.tokens.data() + i * hbs;
+    last = hashBlock(parent, t, size_t(hbs));
+    for (int64_t k = 0; k < hbs; ++k)
+      toks[size_t(k)] = int32_t(t[k]);
+    Status s = blocks_->publish(r.blockTable[size_t(i)], last, toks.data(), toks.size());
+    if (!s.ok())
+      return s;
+    parent = last;
+  }
+  int64_t pos = base + numNew;
+  std::vector<StateClass *> kept = checkpointersAt(r, pos, nextForward, aimed);
+  for (StateClass *c : kept) {
+    Status s = c->checkpoint(r, end, last);
+    if (!s.ok())
+      return s;
+  }
+  if (!kept.empty())
+    r.lastCheckpointPos = pos;
+  return Status::success();
+}
+
+Status CacheManager::hashDecodeBlocks(Request &r, int64_t committed,
+                                      int64_t nextForward) {
+  if (committed <= r.numHashedTokens)
+    return Status::success();
+  return hashBlocks(r, committed - r.numHashedTokens, r.numHashedTokens,
+                    nextForward, /*aimed=*/false);
+}
+
+Status CacheManager::deallocate(Request &r) {
+  // Reverse table order: the tail becomes the least recently freed.
+  for (auto it = r.blockTable.rbegin(); it != r.blockTable.rend(); ++it) {
+    Status s = blocks_->free(*it);
+    if (!s.ok())
+      return s;
+  }
+  r.blockTable.clear();
+  r.numCachedTokens = r.numHashedTokens = 0;
+  r.checkpointDemandPos = 0;
+  r.demandCounted = r.demandDeclined = false;
+  r.lastCheckpointPos = 0;
+  if (r.state.group.valid()) {
+    Status s = groups_->release(r.state.group);
+    if (!s.ok())
+      return s;
+    r.state.group = GroupId();
+  }
+  if (r.state.forkSource.valid()) {
+    Status s = groups_->dropReader(r.state.forkSource);
+    if (!s.ok())
+      return s;
+    r.state.forkSource = GroupId();
+  }
+  return Status::success();
+}
+
+void CacheManager::completePreviousStateBatch() { groups_->releasePins(); }
+
+int64_t CacheManager::chunkedPrefillSize(int64_t numNew, int64_t budget,
+                                         int64_t numBatched, int64_t blockSize) {
+  int64_t chunk = std::min(numNew, budget);
+  if (chunk >= numNew)
+    return chunk;
+  int64_t align = std::max<int64_t>(blockSize, 64);
+  int64_t aligned = chunk - chunk % align;
+  if (aligned > 0)
+    return aligned;
+  // No sliver chunks: defer unless the batch would otherwise be empty.
+  return numBatched > 0 ? 0 : chunk;
+}
+
+int64_t CacheManager::finalizePrefillChunk(Request &r, int64_t start,
+                                           int64_t chunk) {
+  int64_t target = checkpointCut(r, start, start + chunk);
+  if (target)
+    chunk = target - start;
+  if (r.state.forkSource.valid() && chunk < groups_->minForkTokens()) {
+    // A fork must carry the successor's room; cancel it if the source is
+    // ours alone, else widen the chunk.
+    GroupId src = r.state.forkSource;
+    if (groups_->pinCount(src) > 1) {
+      chunk = groups_->minForkTokens();
+    } else {
+      (void)groups_->release(r.state.group);
+      (void)groups_->unpin(src);
+      (void)groups_->invalidate(src);
+      r.state.group = src;
+      r.state.forkSource = GroupId();
+    }
+  }
+  return chunk;
+}
+
+CacheFunnel CacheManager::funnel() const {
+  CacheFunnel f = funnel_;
+  f.fates = groups_->fates();
+  return f;
+}
+
+} // namespace poolrt
