@@ -52,9 +52,10 @@ Result<BlockPool> BlockPool::create(int64_t numBlocks,
 
 BlockPool::BlockPool(int32_t numBlocks, int32_t maxBlocks,
                      EvictCallback onEvict)
-    : meta(size_t(maxBlocks)), tokens(size_t(maxBlocks)),
-      rawOwner(size_t(maxBlocks)), vacant(maxBlocks), index(maxBlocks),
-      numBlocks_(numBlocks), numFree_(numBlocks), onEvict(std::move(onEvict)) {
+    : meta(size_t(maxBlocks)), lru(size_t(maxBlocks)),
+      tokens(size_t(maxBlocks)), rawOwner(size_t(maxBlocks)), vacant(maxBlocks),
+      index(maxBlocks, kIndexSlotsPerEntry), numBlocks_(numBlocks),
+      numFree_(numBlocks), onEvict(std::move(onEvict)) {
   for (int32_t b = 0; b < numBlocks; ++b) {
     meta[size_t(b)].state = BlockState::Vacant;
     vacant.insert(b);
@@ -65,18 +66,32 @@ Error BlockPool::noFreeBlocks() {
   return Error{ErrorKind::Internal, "No free blocks available"};
 }
 
-Error BlockPool::misuse(const char *op, BlockId b, const char *why) const {
-  std::string msg = std::string(op) + " of block " + std::to_string(b.value) +
-                    ": ";
-  if (!inPool(b)) {
-    msg += "outside the pool of " + std::to_string(numBlocks_) + " blocks";
-  } else {
-    const Meta &m = meta[size_t(b.value)];
-    msg += why;
-    msg += std::string(" (") + blockStateName(m.state) + ", ref_count " +
-           std::to_string(m.refCount) + ")";
-  }
-  return Error{ErrorKind::Internal, std::move(msg)};
+Error BlockPool::noHashPublished(BlockId b) {
+  return Error::invalid("publish of block " + std::to_string(b.value) +
+                        ": the hash is the no-hash sentinel");
+}
+
+Error BlockPool::refuse(Op op, BlockId b) const {
+  static const char *const names[] = {"allocate", "claim", "free", "publish"};
+  std::string msg = std::string(names[int(op)]) + " of block " +
+                    std::to_string(b.value) + ": ";
+  if (!inPool(b))
+    return Error{ErrorKind::Internal, msg + "outside the pool of " +
+                                          std::to_string(numBlocks_) +
+                                          " blocks"};
+  const Meta &m = meta[size_t(b.value)];
+  if (m.state == BlockState::RawUnit && op == Op::Free) // the reference's words
+    return Error{ErrorKind::Internal,
+                 "block " + std::to_string(b.value) +
+                     " is a reserved raw unit; use release_units"};
+  const char *why = "not held"; // Q2: free of a block nobody holds
+  if (m.state == BlockState::RawUnit)
+    why = "is a reserved raw unit";
+  else if (op == Op::Allocate && m.state == BlockState::Held)
+    why = "already held";
+  return Error{ErrorKind::Internal, msg + why + " (" + blockStateName(m.state) +
+                                        ", ref_count " +
+                                        std::to_string(m.refCount) + ")"};
 }
 
 //===----------------------------------------------------------------------===//
@@ -114,211 +129,25 @@ const std::vector<int32_t> &BlockPool::tokenIds(BlockId b) const {
 }
 
 //===----------------------------------------------------------------------===//
-// The two free halves.
-//===----------------------------------------------------------------------===//
-
-void BlockPool::lruPushBack(int32_t b) {
-  Meta &m = meta[size_t(b)];
-  m.lruPrev = lruTail;
-  m.lruNext = kNil;
-  if (lruTail != kNil)
-    meta[size_t(lruTail)].lruNext = b;
-  else
-    lruHead = b;
-  lruTail = b;
-}
-
-void BlockPool::lruUnlink(int32_t b) {
-  Meta &m = meta[size_t(b)];
-  if (m.lruPrev != kNil)
-    meta[size_t(m.lruPrev)].lruNext = m.lruNext;
-  else
-    lruHead = m.lruNext;
-  if (m.lruNext != kNil)
-    meta[size_t(m.lruNext)].lruPrev = m.lruPrev;
-  else
-    lruTail = m.lruPrev;
-  m.lruPrev = m.lruNext = kNil;
-}
-
-void BlockPool::takeNamed(int32_t b) {
-  Meta &m = meta[size_t(b)];
-  if (m.state == BlockState::Vacant)
-    vacant.erase(b);
-  else
-    lruUnlink(b);
-  --numFree_;
-}
-
-void BlockPool::forgetContent(int32_t b) {
-  Meta &m = meta[size_t(b)];
-  m.hash = kNoHash;
-  m.indexed = false;
-  if (m.hasTokens) {
-    tokens[size_t(b)].clear(); // keeps capacity: no allocation on reuse
-    m.hasTokens = false;
-  }
-}
-
-void BlockPool::unindex(int32_t b) {
-  Meta &m = meta[size_t(b)];
-  if (m.indexed) {
-    BlockHash h = m.hash;
-    index.erase(h);
-    m.indexed = false;
-    if (onEvict)
-      onEvict(h);
-  }
-  forgetContent(b);
-}
-
-void BlockPool::fileFree(int32_t b) {
-  Meta &m = meta[size_t(b)];
-  ++numFree_;
-  // Q8: cached only while a lookup can reach it.
-  if (m.indexed) {
-    m.state = BlockState::Cached;
-    lruPushBack(b);
-    return;
-  }
-  forgetContent(b);
-  m.state = BlockState::Vacant;
-  vacant.insert(b);
-}
-
-BlockId BlockPool::takeFree() {
-  int32_t b = vacant.lowest();
-  if (b >= 0) {
-    vacant.erase(b);
-  } else if (lruHead != kNil) {
-    b = lruHead;
-    lruUnlink(b);
-  } else {
-    return kNoBlock;
-  }
-  meta[size_t(b)].state = BlockState::Popped;
-  --numFree_;
-  return BlockId(b);
-}
-
-//===----------------------------------------------------------------------===//
-// Allocation.
-//===----------------------------------------------------------------------===//
-
-Status BlockPool::allocate(BlockId id) {
-  if (!inPool(id))
-    return misuse("allocate", id, "");
-  int32_t b = id.value;
-  Meta &m = meta[size_t(b)];
-  switch (m.state) {
-  case BlockState::Vacant:
-  case BlockState::Cached:
-    takeNamed(b);
-    break;
-  case BlockState::Popped:
-    break;
-  case BlockState::Held:
-    return misuse("allocate", id, "already held");
-  case BlockState::RawUnit:
-    return misuse("allocate", id, "is a reserved raw unit");
-  case BlockState::Retired:
-    return misuse("allocate", id, "retired");
-  }
-  unindex(b); // the eviction event (lazy eviction)
-  m.refCount = 1;
-  m.state = BlockState::Held;
-  ++numUsed_;
-  return Status();
-}
-
-Status BlockPool::claim(BlockId id) {
-  if (!inPool(id))
-    return misuse("claim", id, "");
-  int32_t b = id.value;
-  Meta &m = meta[size_t(b)];
-  switch (m.state) {
-  case BlockState::Held:
-    ++m.refCount;
-    return Status();
-  case BlockState::Vacant:
-  case BlockState::Cached:
-    takeNamed(b);
-    break;
-  case BlockState::Popped:
-    break;
-  case BlockState::RawUnit:
-    return misuse("claim", id, "is a reserved raw unit");
-  case BlockState::Retired:
-    return misuse("claim", id, "retired");
-  }
-  m.refCount = 1;
-  m.state = BlockState::Held;
-  ++numUsed_;
-  return Status();
-}
-
-Status BlockPool::free(BlockId id) {
-  if (!inPool(id))
-    return misuse("free", id, "");
-  int32_t b = id.value;
-  Meta &m = meta[size_t(b)];
-  if (m.state != BlockState::Held) {
-    if (m.state == BlockState::RawUnit) // the reference's wording
-      return Error{ErrorKind::Internal,
-                   "block " + std::to_string(b) +
-                       " is a reserved raw unit; use release_units"};
-    return misuse("free", id, "not held"); // Q2: double free
-  }
-  if (--m.refCount > 0)
-    return Status();
-  --numUsed_;
-  fileFree(b);
-  return Status();
-}
-
-//===----------------------------------------------------------------------===//
 // Content index.
 //===----------------------------------------------------------------------===//
 
-Status BlockPool::publish(BlockId id, BlockHash h, const int32_t *toks,
-                          size_t numTokens) {
-  if (!inPool(id) || meta[size_t(id.value)].state != BlockState::Held)
-    return misuse("publish", id, "not held");
-  if (h == kNoHash)
-    return Error::invalid("publish of block " + std::to_string(id.value) +
-                          ": the hash is the no-hash sentinel");
-  int32_t b = id.value;
-  Meta &m = meta[size_t(b)];
-  if (m.hash != h) {
-    // New content under a new name: the old name no longer reaches it.
-    if (m.indexed) {
-      BlockHash old = m.hash;
-      index.erase(old);
-      m.indexed = false;
-      if (onEvict)
-        onEvict(old);
-    }
-    m.hash = h;
+void BlockPool::setTokens(int32_t b, const int32_t *toks, size_t n) {
+  tokens[size_t(b)].assign(toks, toks + n);
+  meta[size_t(b)].hasTokens = n > 0;
+}
+
+// Q8: a block whose hash `publish` re-pointed elsewhere is unreachable now.
+// Held, it keeps the hash until freed; free, it leaves the cached half.
+void BlockPool::dropDisplaced(int32_t b) {
+  Meta &d = meta[size_t(b)];
+  d.indexed = false;
+  if (d.state == BlockState::Cached) {
+    lruUnlink(b);
+    forgetContent(b);
+    d.state = BlockState::Vacant;
+    vacant.insert(b);
   }
-  if (numTokens > 0 || m.hasTokens) {
-    tokens[size_t(b)].assign(toks, toks + numTokens);
-    m.hasTokens = numTokens > 0;
-  }
-  int32_t prev = index.insertOrAssign(h, b);
-  m.indexed = true;
-  if (prev != detail::HashIndex::kAbsent && prev != b) {
-    // Q8: the displaced block is unreachable now. Held, it keeps the hash
-    // until freed; free, it leaves the cached half at once.
-    Meta &d = meta[size_t(prev)];
-    d.indexed = false;
-    if (d.state == BlockState::Cached) {
-      lruUnlink(prev);
-      forgetContent(prev);
-      d.state = BlockState::Vacant;
-      vacant.insert(prev);
-    }
-  }
-  return Status();
 }
 
 void BlockPool::clearIndex() {
@@ -330,7 +159,7 @@ void BlockPool::clearIndex() {
       continue; // live content stays, now unreachable
     forgetContent(b);
     if (m.state == BlockState::Cached) {
-      m.lruPrev = m.lruNext = kNil;
+      lru[size_t(b)] = Link{};
       m.state = BlockState::Vacant;
       vacant.insert(b);
     }
@@ -399,10 +228,10 @@ Status BlockPool::releaseUnits(const std::vector<BlockId> &ids,
     bool match = actual.tag >= 0 && actual.tag == tag &&
                  actual.id == owner.id && actual.piece == int32_t(piece);
     if (!match)
-      return Error{ErrorKind::Internal,
-                   "raw unit " + std::to_string(b.value) + " belongs to " +
-                       ownerText(actual) + ", not (" + owner.str() + ", " +
-                       std::to_string(piece) + ")"};
+      return Error{ErrorKind::Internal, "raw unit " + std::to_string(b.value) +
+                                            " belongs to " + ownerText(actual) +
+                                            ", not (" + owner.str() + ", " +
+                                            std::to_string(piece) + ")"};
   }
   for (BlockId b : ids) {
     rawOwner[size_t(b.value)] = RawOwner{};
@@ -441,7 +270,7 @@ void BlockPool::adopt(int32_t dst, int32_t src) {
   d.hasTokens = s.hasTokens;
   std::swap(tokens[size_t(dst)], tokens[size_t(src)]);
   if (s.indexed)
-    index.insertOrAssign(s.hash, dst);
+    index.repoint(s.hash, src, dst);
   d.state = BlockState::Held;
   s.refCount = 0;
   s.indexed = false; // the entry moved with the content: no on_evict
@@ -483,9 +312,9 @@ std::optional<BlockRetirement> BlockPool::retireTop() {
 
 Status BlockPool::checkInvariants() const {
   auto fail = [](int32_t b, const std::string &what) {
-    return Status(Error{ErrorKind::Internal,
-                        "BlockPool invariant: block " + std::to_string(b) +
-                            ": " + what});
+    return Status(
+        Error{ErrorKind::Internal,
+              "BlockPool invariant: block " + std::to_string(b) + ": " + what});
   };
   int32_t free = 0, used = 0, cached = 0;
   for (int32_t b = 0; b < maxBlocks(); ++b) {
@@ -502,7 +331,7 @@ Status BlockPool::checkInvariants() const {
       return fail(b, "token flag disagrees with its tokens");
     if (m.hasTokens && m.hash == kNoHash)
       return fail(b, "tokens without a hash");
-    bool reachable = m.hash != kNoHash && index.find(m.hash) == b;
+    bool reachable = m.hash != kNoHash && index.find(m.hash, keyOf()) == b;
     if (m.indexed != reachable)
       return fail(b, "indexed flag disagrees with the index");
     if ((rawOwner[size_t(b)].tag >= 0) != (m.state == BlockState::RawUnit))
@@ -546,12 +375,12 @@ Status BlockPool::checkInvariants() const {
                         std::to_string(used));
   // The LRU list: exactly the cached blocks, linked both ways.
   int32_t walked = 0, prev = kNil;
-  for (int32_t b = lruHead; b != kNil; b = meta[size_t(b)].lruNext) {
+  for (int32_t b = lruHead; b != kNil; b = lru[size_t(b)].next) {
     if (b < 0 || b >= maxBlocks() || ++walked > cached)
       return fail(b, "LRU list runs past the cached blocks");
     if (meta[size_t(b)].state != BlockState::Cached)
       return fail(b, "on the LRU list but not cached");
-    if (meta[size_t(b)].lruPrev != prev)
+    if (lru[size_t(b)].prev != prev)
       return fail(b, "LRU back link broken");
     prev = b;
   }
@@ -559,9 +388,9 @@ Status BlockPool::checkInvariants() const {
     return fail(-1, "LRU list does not hold every cached block");
   bool indexOk = true;
   int32_t badBlock = -1;
-  index.forEach([&](uint64_t h, int32_t b) {
-    if (b < 0 || b >= numBlocks_ || meta[size_t(b)].hash != h ||
-        !meta[size_t(b)].indexed) {
+  index.forEach([&](uint32_t tag, int32_t b) {
+    if (b < 0 || b >= numBlocks_ || !meta[size_t(b)].indexed ||
+        detail::TaggedIndex::tagOf(meta[size_t(b)].hash) != tag) {
       indexOk = false;
       badBlock = b;
     }

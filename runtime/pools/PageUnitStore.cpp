@@ -55,8 +55,8 @@ static int64_t maxRecords(const BlockPool &pool,
 
 PageUnitCheckpointStore::PageUnitCheckpointStore(BlockPool &pool,
                                                  PagedStateCheckpointSpec spec)
-    : pool(pool), spec_(std::move(spec)),
-      idToSlot(maxRecords(pool, spec_)), readyByHash(maxRecords(pool, spec_)),
+    : pool(pool), spec_(std::move(spec)), idToSlot(maxRecords(pool, spec_)),
+      readyByHash(maxRecords(pool, spec_)),
       pendingByHash(maxRecords(pool, spec_)) {}
 
 //===----------------------------------------------------------------------===//
@@ -116,10 +116,10 @@ void PageUnitCheckpointStore::releaseRecord(int32_t s) {
     pendingByHash.erase(r.prefixHash);
   Status st = pool.releaseUnits(r.unitIds, ownerOf(r.id));
   if (!st.ok() && health_.ok())
-    health_ = Status(Error{ErrorKind::Internal,
-                           "checkpoint " + std::to_string(r.id.value) +
-                               ": releasing its units failed: " +
-                               st.error().message});
+    health_ = Status(
+        Error{ErrorKind::Internal,
+              "checkpoint " + std::to_string(r.id.value) +
+                  ": releasing its units failed: " + st.error().message});
   idToSlot.erase(uint64_t(r.id.value));
   r = Record{};
   freeSlots.push_back(s);
@@ -142,7 +142,8 @@ bool PageUnitCheckpointStore::containsOrPending(BlockHash h) const {
 }
 
 // The one statement of what may be spent; eligibility, not policy.
-bool PageUnitCheckpointStore::evictable(int32_t s, int32_t protectedSlot) const {
+bool PageUnitCheckpointStore::evictable(int32_t s,
+                                        int32_t protectedSlot) const {
   const Record &r = slots[size_t(s)];
   return s != protectedSlot && r.state == CheckpointState::Ready &&
          r.pinCount == 0;
@@ -280,9 +281,9 @@ void PageUnitCheckpointStore::releaseRestorePin(CheckpointId id) {
   Record &r = slots[size_t(s)];
   if (r.pinCount <= 0) {
     if (health_.ok())
-      health_ = Status(Error{ErrorKind::Internal,
-                             "checkpoint " + std::to_string(id.value) +
-                                 ": restore pin underflow"});
+      health_ = Status(
+          Error{ErrorKind::Internal, "checkpoint " + std::to_string(id.value) +
+                                         ": restore pin underflow"});
     return;
   }
   if (--r.pinCount == 0 && r.state == CheckpointState::Evicting &&
@@ -379,11 +380,10 @@ void PageUnitCheckpointStore::requestCheckpoint(int64_t requester, BlockHash h,
 }
 
 void PageUnitCheckpointStore::forgetRequester(int64_t requester) {
-  intents.erase(std::remove_if(intents.begin(), intents.end(),
-                               [&](const Intent &i) {
-                                 return i.requester == requester;
-                               }),
-                intents.end());
+  intents.erase(
+      std::remove_if(intents.begin(), intents.end(),
+                     [&](const Intent &i) { return i.requester == requester; }),
+      intents.end());
 }
 
 PageUnitCheckpointStore::CheckpointOps
@@ -412,8 +412,8 @@ PageUnitCheckpointStore::takeCheckpointOps() {
 
 Status PageUnitCheckpointStore::checkInvariants() const {
   auto fail = [](const std::string &what) {
-    return Status(
-        Error{ErrorKind::Internal, "PageUnitCheckpointStore invariant: " + what});
+    return Status(Error{ErrorKind::Internal,
+                        "PageUnitCheckpointStore invariant: " + what});
   };
   int64_t live = 0, ready = 0;
   for (int32_t s = 0; s < int32_t(slots.size()); ++s) {

@@ -45,12 +45,13 @@ Error StateGroupPool::misuse(const char *op, GroupId g,
 
 Error StateGroupPool::outOfRange(const char *op, GroupId g) const {
   return Error::invalid(std::string("StateGroupPool.") + op + "(group " +
-                        std::to_string(g.value) + "): no such group (pool has " +
+                        std::to_string(g.value) +
+                        "): no such group (pool has " +
                         std::to_string(numGroups_) + ")");
 }
 
 //===----------------------------------------------------------------------===//
-// Slots, the LRU list and the vacant bitmap.
+// Slots, the LRU list and the vacant set.
 //===----------------------------------------------------------------------===//
 
 void StateGroupPool::growSlots(int32_t count) {
@@ -386,11 +387,10 @@ void StateGroupPool::releasePins() {
 
 Status StateGroupPool::extend(int64_t count) {
   if (count < 0 || count > std::numeric_limits<int32_t>::max() - numGroups_)
-    return Error::invalid("StateGroupPool.extend(" + std::to_string(count) +
-                          "): count must be in [0, " +
-                          std::to_string(std::numeric_limits<int32_t>::max() -
-                                         numGroups_) +
-                          "]");
+    return Error::invalid(
+        "StateGroupPool.extend(" + std::to_string(count) +
+        "): count must be in [0, " +
+        std::to_string(std::numeric_limits<int32_t>::max() - numGroups_) + "]");
   int32_t top = numGroups_ + int32_t(count);
   growSlots(top);
   for (int32_t g = numGroups_; g < top; ++g) {
@@ -507,9 +507,8 @@ StateGroupPool::indexEntries() const {
   std::vector<std::pair<BlockHash, GroupId>> out;
   index_.forEach(
       [&](uint64_t h, int32_t g) { out.emplace_back(h, GroupId(g)); });
-  std::sort(out.begin(), out.end(), [](const auto &a, const auto &b) {
-    return a.first < b.first;
-  });
+  std::sort(out.begin(), out.end(),
+            [](const auto &a, const auto &b) { return a.first < b.first; });
   return out;
 }
 
@@ -559,9 +558,8 @@ bool StateGroupPool::invariantsHold(std::string *why) const {
       return fail("a deferred pin without a pin" + at(g));
     if ((pins_[g] > 0) != (pinnedPos_[g] != kNone))
       return fail("pinned list position disagrees with the count" + at(g));
-    if (pinnedPos_[g] != kNone &&
-        (size_t(pinnedPos_[g]) >= pinned_.size() ||
-         pinned_[size_t(pinnedPos_[g])] != g))
+    if (pinnedPos_[g] != kNone && (size_t(pinnedPos_[g]) >= pinned_.size() ||
+                                   pinned_[size_t(pinnedPos_[g])] != g))
       return fail("pinned list does not hold the group" + at(g));
     if (hasHash_[g]) {
       ++hashed;

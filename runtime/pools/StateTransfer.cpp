@@ -40,7 +40,8 @@ Result<StateTransfer> StateTransfer::make(const std::string &kind,
     if (forkTokens != 0)
       return Error::invalid("copy transfer cannot bind successor tokens");
     if (!layout || layout->empty())
-      return Error::invalid("copy transfer requires a non-empty PAGE layout id");
+      return Error::invalid(
+          "copy transfer requires a non-empty PAGE layout id");
     t.kind_ = TransferKind::Copy;
     t.layout_ = std::move(layout);
     return t;
@@ -122,8 +123,12 @@ public:
   std::optional<Error>
   readObject(std::vector<std::pair<std::string, WireValue>> &members) {
     skipSpace();
-    if (!eat('{'))
+    if (!eat('{')) {
+      WireValue other;
+      if (!readValue(other, 0) || (skipSpace(), pos != s.size()))
+        return syntax();
       return Error::invalid("state transfer capability must be a mapping");
+    }
     skipSpace();
     if (!eat('}')) {
       do {
@@ -422,8 +427,9 @@ Result<StateTransfer> StateTransfer::fromWire(const std::string &json) {
         out += (i ? ", '" : "'") + keys[i] + "'";
       return out + "]";
     };
-    return Error::invalid("invalid state transfer capability fields: expected=" +
-                          list(expected) + ", got=" + list(got));
+    return Error::invalid(
+        "invalid state transfer capability fields: expected=" + list(expected) +
+        ", got=" + list(got));
   }
   auto field = [&](const char *key) -> const WireValue & {
     for (const auto &m : members)

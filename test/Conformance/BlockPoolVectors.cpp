@@ -13,10 +13,19 @@
 
 #include "poolrt/BlockPool.h"
 
+#include "llvm/Support/raw_ostream.h"
+
 using namespace conformance;
 using namespace poolrt;
 
 namespace {
+
+std::string text(const json::Value &v) {
+  std::string s;
+  llvm::raw_string_ostream os(s);
+  os << v;
+  return os.str();
+}
 
 json::Value errorValue(const Error &e) {
   return json::Object{{"raises", errorKindName(e.kind)},
@@ -135,8 +144,9 @@ void runBlockPool(const json::Object &in, const json::Value &expV) {
   for (size_t i = 0; i < ops.size(); ++i) {
     const json::Array &op = *ops[i].getAsArray();
     json::Value got = runOp(pool, op);
-    EXPECT_EQ(got, results[i]) << "op " << i << " " << json::Value(op)
-                               << ": got " << got << ", want " << results[i];
+    EXPECT_TRUE(got == results[i])
+        << "op " << i << " " << text(ops[i]) << ": got " << text(got)
+        << ", want " << text(results[i]);
     Status inv = pool.checkInvariants();
     ASSERT_TRUE(inv.ok()) << "after op " << i << ": " << inv.error().message;
   }

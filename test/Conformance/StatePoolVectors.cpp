@@ -139,9 +139,9 @@ void runStateGroupPool(const json::Object &in, const json::Value &expV) {
     ASSERT_TRUE(made.ok()) << made.error().message;
     transfer = made.value();
   }
-  auto created = StateGroupPool::create(
-      *init.getInteger("num_groups"), transfer,
-      init.getInteger("hash_block_size").value_or(1));
+  auto created =
+      StateGroupPool::create(*init.getInteger("num_groups"), transfer,
+                             init.getInteger("hash_block_size").value_or(1));
   ASSERT_TRUE(created.ok()) << created.error().message;
   StateGroupPool pool = created.take();
 
@@ -151,9 +151,9 @@ void runStateGroupPool(const json::Object &in, const json::Value &expV) {
   for (size_t i = 0; i < ops.size(); ++i) {
     const json::Array &op = *ops[i].getAsArray();
     json::Value got = applyOp(pool, op);
-    EXPECT_EQ(got, results[i]) << "op " << i << " " << render(ops[i])
-                               << ": got " << render(got) << ", expected "
-                               << render(results[i]);
+    EXPECT_EQ(got, results[i])
+        << "op " << i << " " << render(ops[i]) << ": got " << render(got)
+        << ", expected " << render(results[i]);
     std::string why;
     EXPECT_TRUE(pool.invariantsHold(&why)) << "after op " << i << ": " << why;
   }

@@ -234,8 +234,8 @@ private:
     std::vector<BlockId> unitIds;
     CheckpointState state = CheckpointState::Copying;
     int32_t pinCount = 0;
-    bool live = false;           // slot in use
-    bool storeInflight = false;  // its scatter has not landed yet
+    bool live = false;          // slot in use
+    bool storeInflight = false; // its scatter has not landed yet
     int32_t lruPrev = kNil, lruNext = kNil;
     bool inLru = false;
   };

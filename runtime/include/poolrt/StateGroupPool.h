@@ -1,4 +1,4 @@
-//===- StateGroupPool.h - Per-request state groups + fork checkpoints -*- C++ -*-===//
+//===- StateGroupPool.h - State groups and fork checkpoints -----*- C++ -*-===//
 //
 // A *group* is what one request occupies in the pre-allocated STATE tensor
 // (GDN conv+ssm, a compressor ring + window): `entries_per_req` consecutive
@@ -58,7 +58,9 @@
 // Differences from the reference (spec semantics.md §7):
 //   * Q2 misuse is an error (above). pin() on a free group is refused because
 //     releasePins() would release it a second time; release() of a pinned
-//     group is refused for the same reason.
+//     group is refused for the same reason. Q2's "assert in debug builds" is
+//     not done: the refusal is a [[nodiscard]] Status in every build, so the
+//     error paths stay testable; invariantsHold() is the debug check.
 //   * claim() of a checkpointed group is O(1) (intrusive list over flat
 //     arrays) instead of a linear deque removal; the vacant half is an exact
 //     set (detail::MinIdSet, shared with BlockPool), so there are no stale
@@ -150,13 +152,13 @@ struct CheckpointFates {
 class StateGroupPool {
 public:
   /// `enabled` covers the index only (the free list is always live) and is
-  /// false when numGroups is 0. A copy transfer is refused: PAGE-copy
-  /// checkpoints belong to the PAGE-unit store.
-  static Result<StateGroupPool> create(int64_t numGroups,
-                                       StateTransfer transfer =
-                                           StateTransfer::none(),
-                                       int64_t hashBlockSize = 1,
-                                       bool enabled = true);
+  /// false when numGroups is 0; it is decided here once, so a pool created
+  /// empty stays disabled after extend() (as in the reference). A copy
+  /// transfer is refused: PAGE-copy checkpoints belong to the PAGE-unit
+  /// store.
+  static Result<StateGroupPool>
+  create(int64_t numGroups, StateTransfer transfer = StateTransfer::none(),
+         int64_t hashBlockSize = 1, bool enabled = true);
 
   //===--- Configuration --------------------------------------------------===//
   bool enabled() const { return enabled_; }
@@ -265,9 +267,7 @@ private:
 
   StateGroupPool() = default;
 
-  bool inPool(GroupId g) const {
-    return g.value >= 0 && g.value < numGroups_;
-  }
+  bool inPool(GroupId g) const { return g.value >= 0 && g.value < numGroups_; }
   Error misuse(const char *op, GroupId g, const std::string &what) const;
   Error outOfRange(const char *op, GroupId g) const;
 

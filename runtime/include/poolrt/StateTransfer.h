@@ -1,4 +1,4 @@
-//===- StateTransfer.h - How a backend hands per-request state over -*- C++ -*-===//
+//===- StateTransfer.h - How per-request state is handed over -*- C++ -*-===//
 //
 // Every checkpoint decision downstream follows from one of three answers:
 //   none()      nothing can be handed over; nothing is ever checkpointed.
@@ -46,7 +46,9 @@ public:
   /// The default of every backend without per-request state to hand over.
   static StateTransfer none() { return StateTransfer(); }
   /// `tokens` must be positive.
-  static Result<StateTransfer> fork(int tokens) { return fork(int64_t(tokens)); }
+  static Result<StateTransfer> fork(int tokens) {
+    return fork(int64_t(tokens));
+  }
   static Result<StateTransfer> fork(int64_t tokens);
   /// A boolean is not a token count (the reference raises TypeError).
   static Result<StateTransfer> fork(bool) = delete;

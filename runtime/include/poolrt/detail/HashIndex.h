@@ -1,4 +1,4 @@
-//===- HashIndex.h - Fixed-capacity open-addressing map u64 -> i32 -*- C++ -*-===//
+//===- HashIndex.h - Fixed-capacity open-addressing u64 -> i32 --*- C++ -*-===//
 //
 // The content index of the pools: 64-bit content hash -> small id. A pool
 // knows the most entries it can ever hold (one per block, or one per

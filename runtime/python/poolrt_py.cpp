@@ -1,0 +1,180 @@
+//===- poolrt_py.cpp - The Python module `poolrt` --------------------------===//
+//
+// A thin pybind11 layer over libpoolrt: artifacts, backends, the block
+// pool, the state-group pool and the cache manager. Errors become Python
+// exceptions by kind: invalid argument -> ValueError, lookup -> KeyError,
+// insufficient budget / state / internal -> RuntimeError. Nothing here
+// re-derives a count: sizes come from the artifact.
+//
+//===----------------------------------------------------------------------===//
+
+#include "poolrt/Artifact.h"
+#include "poolrt/BlockHash.h"
+#include "poolrt/BlockPool.h"
+#include "poolrt/CacheManager.h"
+#include "poolrt/Device.h"
+#include "poolrt/Kernels.h"
+#include "poolrt/StateGroupPool.h"
+#include "poolrt/StateTransfer.h"
+
+#include <pybind11/pybind11.h>
+#include <pybind11/stl.h>
+
+namespace py = pybind11;
+using namespace poolrt;
+
+namespace {
+
+[[noreturn]] void raise(const Error &e) {
+  switch (e.kind) {
+  case ErrorKind::InvalidArgument:
+    throw py::value_error(e.message);
+  case ErrorKind::Lookup:
+    throw py::key_error(e.message);
+  default:
+    throw std::runtime_error(e.message);
+  }
+}
+void check(const Status &s) {
+  if (!s.ok())
+    raise(s.error());
+}
+template <typename T> T take(Result<T> r) {
+  if (!r.ok())
+    raise(r.error());
+  return r.take();
+}
+
+} // namespace
+
+PYBIND11_MODULE(poolrt, m) {
+  m.doc() = "libpoolrt: pools, cache manager and kernels of a compiled poolc artifact";
+
+  m.def("probe_backends", [] {
+    py::list out;
+    for (const BackendInfo &b : probeBackends())
+      out.append(py::make_tuple(b.name, b.available, b.detail));
+    return out;
+  }, "Which device backends this machine has: [(name, available, detail)]");
+
+  m.def("read_artifact", [](const std::string &path) {
+    Artifact a = take(readArtifactFile(path));
+    KernelSet ks = take(KernelSet::fromArtifact(a));
+    py::dict d;
+    py::dict sections;
+    for (const ArtifactSection &s : a.sections)
+      sections[py::str(s.name)] = py::bytes(s.data);
+    d["version"] = a.version;
+    d["sections"] = sections;
+    d["model"] = ks.model();
+    d["fingerprint"] = ks.fingerprint();
+    d["allocation_bytes"] = ks.allocationBytes();
+    py::list kernels;
+    for (const KernelInfo &k : ks.kernels())
+      kernels.append(py::dict(py::arg("name") = k.name, py::arg("kind") = k.kind,
+                              py::arg("entity") = k.entity,
+                              py::arg("item_bytes") = k.itemBytes,
+                              py::arg("id_max") = k.idMax));
+    d["kernels"] = kernels;
+    return d;
+  }, "Read and verify a .poolpack (checksum, version) and summarize it");
+
+  m.def("hash_block", [](py::object parent, const std::vector<int64_t> &tokens) {
+    std::optional<BlockHash> p;
+    if (!parent.is_none())
+      p = parent.cast<BlockHash>();
+    return hashBlock(p, tokens.data(), tokens.size());
+  }, py::arg("parent"), py::arg("tokens"),
+     "Chained XXH64 of one hash block (parent None for the first)");
+
+  py::class_<StateTransfer>(m, "StateTransfer")
+      .def_static("none", &StateTransfer::none)
+      .def_static("fork", [](int64_t n) { return take(StateTransfer::fork(n)); })
+      .def_static("copy", [](const std::string &id) { return take(StateTransfer::copy(id)); })
+      .def_property_readonly("successor_room", &StateTransfer::successorRoom)
+      .def("__repr__", &StateTransfer::toWire);
+
+  py::class_<BlockPool>(m, "BlockPool")
+      .def(py::init([](int64_t n) { return take(BlockPool::create(n)); }), py::arg("num_blocks"))
+      .def_property_readonly("num_blocks", &BlockPool::numBlocks)
+      .def_property_readonly("num_free", &BlockPool::numFree)
+      .def_property_readonly("num_used", &BlockPool::numUsed)
+      .def_property_readonly("num_indexed", &BlockPool::numIndexed)
+      .def("lookup", [](const BlockPool &p, BlockHash h) { return p.lookup(h).value; })
+      .def("pop", [](BlockPool &p) { return take(p.pop()).value; })
+      .def("allocate", [](BlockPool &p, int32_t b) { check(p.allocate(BlockId(b))); })
+      .def("claim", [](BlockPool &p, int32_t b) { check(p.claim(BlockId(b))); })
+      .def("free", [](BlockPool &p, int32_t b) { check(p.free(BlockId(b))); })
+      .def("publish", [](BlockPool &p, int32_t b, BlockHash h, std::vector<int32_t> tokens) {
+        check(p.publish(BlockId(b), h, tokens.data(), tokens.size()));
+      }, py::arg("block"), py::arg("hash"), py::arg("tokens") = std::vector<int32_t>{})
+      .def("ref_count", [](const BlockPool &p, int32_t b) { return p.refCount(BlockId(b)); })
+      .def("invariants_hold", &BlockPool::invariantsHold);
+
+  py::class_<StateGroupPool>(m, "StateGroupPool")
+      .def(py::init([](int64_t n, StateTransfer t, int64_t hbs) {
+             return take(StateGroupPool::create(n, t, hbs));
+           }),
+           py::arg("num_groups"), py::arg("transfer") = StateTransfer::none(),
+           py::arg("hash_block_size") = 1)
+      .def_property_readonly("num_free", &StateGroupPool::numFree)
+      .def("pop", [](StateGroupPool &p) { return take(p.pop()).value; })
+      .def("claim", [](StateGroupPool &p, int32_t g) { check(p.claim(GroupId(g))); })
+      .def("release", [](StateGroupPool &p, int32_t g) { check(p.release(GroupId(g))); })
+      .def("index", [](StateGroupPool &p, BlockHash h, int32_t g) { check(p.index(h, GroupId(g))); })
+      .def("lookup_group", [](const StateGroupPool &p, BlockHash h) { return p.lookupGroup(h).value; })
+      .def("release_pins", &StateGroupPool::releasePins);
+
+  py::class_<Request>(m, "Request")
+      .def(py::init([](std::vector<int64_t> tokens) {
+             Request r;
+             r.tokens = std::move(tokens);
+             r.numPromptTokens = int64_t(r.tokens.size());
+             return r;
+           }),
+           py::arg("prompt"))
+      .def_readwrite("num_cached_tokens", &Request::numCachedTokens)
+      .def_readonly("checkpoint_demand_pos", &Request::checkpointDemandPos)
+      .def_property_readonly("block_table", [](const Request &r) {
+        std::vector<int32_t> ids;
+        for (BlockId b : r.blockTable)
+          ids.push_back(b.value);
+        return ids;
+      });
+
+  py::class_<CacheManager>(m, "CacheManager")
+      .def(py::init([](int64_t blockSize, int64_t numBlocks, int64_t numGroups,
+                       StateTransfer transfer, int64_t interval, bool prefixCaching) {
+             CacheManagerConfig c;
+             c.blockSize = blockSize;
+             c.numBlocks = numBlocks;
+             c.numGroups = numGroups;
+             c.transfer = transfer;
+             c.checkpointIntervalTokens = interval;
+             c.prefixCaching = prefixCaching;
+             return take(CacheManager::create(c));
+           }),
+           py::arg("block_size"), py::arg("num_blocks"), py::arg("num_groups") = 0,
+           py::arg("transfer") = StateTransfer::none(), py::arg("interval") = 8192,
+           py::arg("prefix_caching") = true)
+      .def_property_readonly("interval", &CacheManager::interval)
+      .def("can_allocate", &CacheManager::canAllocate)
+      .def("allocate", [](CacheManager &m, Request &r, int64_t hit) { check(m.allocate(r, hit)); })
+      .def("hash_blocks", [](CacheManager &m, Request &r, int64_t n) { check(m.hashBlocks(r, n)); })
+      .def("deallocate", [](CacheManager &m, Request &r) { check(m.deallocate(r)); })
+      .def("checkpoint_limit", &CacheManager::checkpointLimit)
+      .def("complete_previous_state_batch", &CacheManager::completePreviousStateBatch)
+      .def("funnel", [](const CacheManager &m) {
+        CacheFunnel f = m.funnel();
+        py::dict d;
+        d["demands_recorded"] = f.demandsRecorded;
+        d["demands_declined_no_room"] = f.demandsDeclinedNoRoom;
+        d["chunks_cut_for_demand"] = f.chunksCutForDemand;
+        d["checkpoints_kept"] = f.fates.kept;
+        d["checkpoints_dropped"] = f.fates.dropped;
+        d["checkpoints_evicted"] = f.fates.evicted;
+        d["checkpoints_orphaned"] = f.fates.orphaned;
+        d["blocks_evicted"] = f.blocksEvicted;
+        return d;
+      }, "Counters that merge across ranks by summation");
+}

@@ -1,0 +1,62 @@
+"""The Python module drives the same pools and cache manager as C++."""
+import sys
+
+import poolrt
+
+
+def main():
+    names = [b[0] for b in poolrt.probe_backends()]
+    assert names == ["host", "cuda", "hip"], names
+
+    # Chained hashes: the public hash_chain vector.
+    h0 = poolrt.hash_block(None, [0, 1, 2, 3])
+    assert h0 == 15419903723500502158, h0
+    assert poolrt.hash_block(h0, [4, 5, 6, 7]) == 13855164289028113800
+
+    # Demand, then a hit one request later (vector bm_demand_short_prompt).
+    m = poolrt.CacheManager(block_size=4, num_blocks=64, num_groups=8,
+                            transfer=poolrt.StateTransfer.fork(8), interval=16)
+    hits, demands = [], []
+    for _ in range(3):
+        r = poolrt.Request(list(range(16)))
+        hit = m.can_allocate(r)
+        hits.append(hit)
+        demands.append(r.checkpoint_demand_pos)
+        m.allocate(r, hit)
+        start = r.num_cached_tokens
+        cut = r.checkpoint_demand_pos
+        for end in ([cut, 16] if start < cut < 16 else [16]):
+            m.hash_blocks(r, end - r.num_cached_tokens)
+            r.num_cached_tokens = end
+            m.complete_previous_state_batch()
+        m.deallocate(r)
+        m.complete_previous_state_batch()
+        m.complete_previous_state_batch()
+    assert hits == [0, 0, 2], hits
+    assert demands == [0, 8, 0], demands
+    assert m.funnel()["checkpoints_kept"] == 1, m.funnel()
+
+    # Misuse raises instead of corrupting the pool (quirk Q2).
+    p = poolrt.BlockPool(4)
+    b = p.pop()
+    p.allocate(b)
+    p.free(b)
+    try:
+        p.free(b)
+    except RuntimeError:
+        pass
+    else:
+        raise AssertionError("double free accepted")
+    assert p.invariants_hold()
+    try:
+        poolrt.StateTransfer.fork(0)
+    except ValueError:
+        pass
+    else:
+        raise AssertionError("fork(0) accepted")
+    print("python module: 1 passed, 0 failed")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
