@@ -6,11 +6,11 @@
 # every id taken, in order) and prints ns per pool operation and the ratio.
 #
 # usage: bench/run_block_pool.sh [BUILD_DIR] [NUM_BLOCKS] [-- trace-generator args]
-#   BUILD_DIR   a configured build with the pool-bench target (default build-a)
+#   BUILD_DIR   a configured build with the pool-bench target (default build)
 #   NUM_BLOCKS  pool size for both pools (default 8192)
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
-build=${1:-$root/build-a}
+build=${1:-$root/build}
 blocks=${2:-8192}
 shift $(( $# > 2 ? 2 : $# ))
 [ "${1:-}" = "--" ] && shift

@@ -3,6 +3,7 @@
 #include "poolrt/CacheManager.h"
 
 #include <cmath>
+#include <cstring>
 
 namespace poolrt {
 
@@ -80,13 +81,25 @@ CacheManager::create(const CacheManagerConfig &c) {
   return m;
 }
 
+int64_t CacheManager::ensureHashes(const Request &r, int64_t n) const {
+  n = std::max<int64_t>(0, std::min<int64_t>(n, r.numTokens() / blockSize_));
+  std::vector<BlockHash> &cache = r.hashCache;
+  if (int64_t(cache.size()) < n) {
+    size_t have = cache.size();
+    cache.resize(size_t(n));
+    std::optional<BlockHash> parent;
+    if (have > 0)
+      parent = cache[have - 1];
+    poolrt::hashBlocks(parent, r.tokens.data() + have * size_t(blockSize_),
+                       size_t(blockSize_), size_t(n) - have, cache.data() + have);
+  }
+  return n;
+}
+
 std::vector<BlockHash> CacheManager::prefixHashes(const Request &r,
                                                   int64_t n) const {
-  std::vector<BlockHash> out(size_t(std::max<int64_t>(0, n)));
-  if (n > 0)
-    poolrt::hashBlocks(std::nullopt, r.tokens.data(), size_t(blockSize_),
-                       size_t(n), out.data());
-  return out;
+  n = ensureHashes(r, n);
+  return std::vector<BlockHash>(r.hashCache.begin(), r.hashCache.begin() + n);
 }
 
 std::vector<StateClass *> CacheManager::applicable(const Request &r) const {
@@ -194,22 +207,26 @@ int64_t CacheManager::canAllocate(Request &r) {
   int64_t nHash = ceilDiv(len, hashBlockSize());
   // The last hash block is never reused: prefill must forward at least one
   // block to produce logits.
-  std::vector<BlockHash> all = prefixHashes(r, std::max<int64_t>(0, nHash - 1));
+  int64_t candidates = ensureHashes(r, std::max<int64_t>(0, nHash - 1));
+  const std::vector<BlockHash> &cache = r.hashCache;
+  if (r.tokens32.size() < r.tokens.size())
+    for (size_t t = r.tokens32.size(); t < r.tokens.size(); ++t)
+      r.tokens32.push_back(int32_t(r.tokens[t]));
+  size_t hbs = size_t(hashBlockSize());
   int64_t compressed = 0;
-  for (size_t i = 0; i < all.size(); ++i) {
-    BlockId b = blocks_->lookup(all[i]);
+  for (int64_t i = 0; i < candidates; ++i) {
+    BlockId b = blocks_->lookup(cache[size_t(i)]);
     if (!b.valid())
       break;
     // Collision check: the stored tokens must be this block's tokens.
     const std::vector<int32_t> &stored = blocks_->tokenIds(b);
-    bool same = stored.size() == size_t(hashBlockSize());
-    for (size_t t = 0; same && t < stored.size(); ++t)
-      same = int64_t(stored[t]) == r.tokens[i * size_t(hashBlockSize()) + t];
-    if (!same)
+    if (stored.size() != hbs ||
+        std::memcmp(stored.data(), r.tokens32.data() + size_t(i) * hbs,
+                    hbs * sizeof(int32_t)) != 0)
       break;
     ++compressed;
   }
-  all.resize(size_t(compressed));
+  std::vector<BlockHash> all(cache.begin(), cache.begin() + compressed);
   int64_t cached = gatedHit(r, compressed, all, false);
   r.numCompressedHitBlocks = compressed;
   int64_t live = 0;
@@ -225,7 +242,10 @@ int64_t CacheManager::canAllocate(Request &r) {
 Status CacheManager::allocate(Request &r, int64_t numCached) {
   if (!r.blockTable.empty())
     return Error{ErrorKind::State, "allocate: the request already holds blocks"};
-  std::vector<BlockHash> hashes = prefixHashes(r, numCached);
+  if (ensureHashes(r, numCached) < numCached)
+    return Error::invalid("allocate: " + std::to_string(numCached) +
+                          " cached blocks is more than the request has");
+  const std::vector<BlockHash> &hashes = r.hashCache;
   for (int64_t i = 0; i < numCached; ++i) {
     BlockId b = blocks_->lookup(hashes[size_t(i)]);
     if (!b.valid())

@@ -53,6 +53,12 @@ struct Request {
   bool demandDeclined = false;
   int64_t lastCheckpointPos = 0;
   StateHolder state; // group, fork source, hasPerReqCache, numTokens
+  /// Chained hashes of the leading full hash blocks, computed once: tokens
+  /// only grow, so the prefix's hashes never change.
+  mutable std::vector<BlockHash> hashCache;
+  /// The tokens as the block pool stores them (int32), for the collision
+  /// check's memcmp; built once, extended as tokens grow.
+  mutable std::vector<int32_t> tokens32;
 
   int64_t numTokens() const { return int64_t(tokens.size()); }
 };
@@ -105,7 +111,7 @@ public:
   /// Add a further state class (tests, or a PAGE-unit coordinator).
   void addStateClass(StateClass *c) { classes_.push_back(c); }
 
-  /// Chained hashes of the first `n` hash blocks of `r`.
+  /// Chained hashes of the first `n` hash blocks of `r` (cached on `r`).
   std::vector<BlockHash> prefixHashes(const Request &r, int64_t n) const;
 
   /// Prefix hit in blocks for admission, or -1 when the request cannot be
@@ -141,6 +147,8 @@ public:
 
 private:
   CacheManager() = default;
+  /// Ensure r.hashCache covers `n` blocks; returns how many it covers.
+  int64_t ensureHashes(const Request &r, int64_t n) const;
   std::vector<StateClass *> applicable(const Request &r) const;
   void recordDemand(Request &r, int64_t hit, int64_t compressedHit,
                     const std::vector<BlockHash> &hashes);
