@@ -9,6 +9,26 @@ namespace poolrt {
 
 StateClass::~StateClass() = default;
 
+int64_t PagedCheckpointClass::resumableHit(const Request &r, int64_t hit,
+                                           const std::vector<BlockHash> &hashes,
+                                           bool assume) const {
+  if (!applies(r))
+    return hit;
+  // The rightmost boundary with a READY image (or any, counterfactually);
+  // no room test: a copy leaves the owner's state untouched.
+  for (int64_t i = std::min<int64_t>(hit, int64_t(hashes.size())) - 1; i >= 0; --i)
+    if (assume || store.contains(hashes[size_t(i)]))
+      return i + 1;
+  return 0;
+}
+
+Status PagedCheckpointClass::checkpoint(Request &r, int64_t, BlockHash h) {
+  if (!applies(r) || !r.state.group.valid())
+    return Status::success();
+  store.requestCheckpoint(r.id, h, SlotIndex(r.state.group.value));
+  return Status::success();
+}
+
 namespace {
 
 /// The state-group pool as a state class (fork / none transfers).

@@ -826,7 +826,6 @@ const std::map<std::string, Handler> &handlers() {
 // algorithm in vectors.json fails the run instead of vanishing.
 const std::map<std::string, const char *> &deferred() {
   static const std::map<std::string, const char *> d = {
-      {"resumable_hit: fork applies the room test, copy does not", "issue 5 (runtime)"},
   };
   return d;
 }

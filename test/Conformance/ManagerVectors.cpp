@@ -217,3 +217,51 @@ REGISTER_VECTORS("demand kept below one interval", runDemandShortPrompt);
 REGISTER_VECTORS("checkpointers_at aimed (grid) vs unaimed (spacing)", runSpacing);
 REGISTER_VECTORS("can_allocate hit counting", runLastBlockNeverReused);
 REGISTER_VECTORS("Scheduler._finalize_prefill_chunk -> checkpoint_cut", runFinalizeChunk);
+
+namespace {
+
+void runCopyVsFork(const json::Object &in, const json::Value &expV) {
+  const json::Object &exp = *expV.getAsObject();
+  int64_t numTokens = *in.getInteger("num_tokens");
+  int64_t hbs = *in.getInteger("hash_block_size");
+  std::vector<BlockHash> hashes;
+  for (int64_t h : intList(*in.get("hashes")))
+    hashes.push_back(BlockHash(h));
+  Request r;
+  for (int64_t i = 0; i < numTokens; ++i)
+    r.tokens.push_back(i);
+  r.numPromptTokens = numTokens;
+  r.state.numTokens = numTokens;
+
+  // Fork: the successor must carry fork_tokens, so a checkpoint too close
+  // to the end is passed over.
+  auto created = StateGroupPool::create(
+      8, StateTransfer::fork(*in.getInteger("fork_tokens")).value(), hbs);
+  ASSERT_TRUE(created.ok());
+  StateGroupPool pool = created.take();
+  int32_t g = 0;
+  for (int64_t h : intList(*in.get("checkpoints")))
+    ASSERT_TRUE(pool.index(BlockHash(h), GroupId(g++)).ok());
+  auto forkHit = pool.resumableHit(r.state, int64_t(hashes.size()), hashes);
+  ASSERT_TRUE(forkHit.ok());
+  EXPECT_EQ(*forkHit, *exp.getInteger("fork"));
+
+  // Copy: any READY image is resumable, the rightmost wins.
+  auto createdBlocks = BlockPool::create(20);
+  ASSERT_TRUE(createdBlocks.ok());
+  BlockPool blocks = createdBlocks.take();
+  auto spec = PagedStateCheckpointSpec::create(10, 25, "layout", 25);
+  ASSERT_TRUE(spec.ok());
+  PageUnitCheckpointStore store(blocks, spec.value());
+  int32_t slot = 0;
+  for (int64_t h : intList(*in.get("checkpoints")))
+    ASSERT_TRUE(store.beginStore(BlockHash(h), SlotIndex(slot++)).has_value());
+  store.completeInflight();
+  PagedCheckpointClass copy(store);
+  EXPECT_EQ(copy.resumableHit(r, int64_t(hashes.size()), hashes, false),
+            *exp.getInteger("copy"));
+}
+
+} // namespace
+
+REGISTER_VECTORS("resumable_hit: fork applies the room test, copy does not", runCopyVsFork);

@@ -28,6 +28,7 @@
 
 #include "poolrt/BlockHash.h"
 #include "poolrt/BlockPool.h"
+#include "poolrt/PageUnitStore.h"
 #include "poolrt/StateGroupPool.h"
 #include "poolrt/StateTransfer.h"
 
@@ -41,6 +42,7 @@ namespace poolrt {
 
 /// What the cache layer reads and writes of one request.
 struct Request {
+  int64_t id = 0;              // who asks for checkpoints (copy classes)
   std::vector<int64_t> tokens; // prompt + generated
   int64_t numPromptTokens = 0;
   std::vector<BlockId> blockTable;
@@ -76,6 +78,29 @@ public:
                                const std::vector<BlockHash> &hashes,
                                bool assumeCheckpointed) const = 0;
   virtual Status checkpoint(Request &r, int64_t boundaryBlocks, BlockHash h) = 0;
+};
+
+/// A copy class (DeepSeek-V4): checkpoints are images in PAGE units of the
+/// block pool, kept by the PAGE-unit store. Nothing is handed over, so the
+/// successor needs no room and any stored boundary is resumable.
+class PagedCheckpointClass final : public StateClass {
+public:
+  explicit PagedCheckpointClass(PageUnitCheckpointStore &store, bool enabled = true)
+      : store(store), enabled(enabled) {}
+  bool applies(const Request &r) const override {
+    return enabled && r.state.hasPerReqCache;
+  }
+  double successorRoom() const override { return 0; }
+  int64_t resumableHit(const Request &r, int64_t hit,
+                       const std::vector<BlockHash> &hashes,
+                       bool assumeCheckpointed) const override;
+  /// Records the intent; the store turns it into a copy at batch
+  /// construction (takeCheckpointOps).
+  Status checkpoint(Request &r, int64_t boundaryBlocks, BlockHash h) override;
+
+private:
+  PageUnitCheckpointStore &store;
+  bool enabled;
 };
 
 struct CacheManagerConfig {
