@@ -31,7 +31,7 @@ device)
   echo
   echo "== libpoolrt device conformance suite (CUDA backend) =="
   g++ -O2 -std=c++17 -Iruntime/include -I.gpu-carry tools/pool-device-check/pool-device-check.cpp \
-    runtime/device/*.cpp runtime/layout/Artifact.cpp -DXXH_INLINE_ALL -ldl -o /tmp/pool-device-check
+    runtime/device/*.cpp runtime/pools/*.cpp runtime/layout/*.cpp -DXXH_INLINE_ALL -ldl -o /tmp/pool-device-check
   /tmp/pool-device-check .gpu-carry/model.poolpack --backend cuda
   ;;
 *)
