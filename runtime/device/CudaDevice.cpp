@@ -48,10 +48,7 @@ struct CudaApi {
     lib = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
     if (!lib)
       return std::string("libcuda.so.1 not found (") + dlerror() + ")";
-    struct Entry {
-      void **slot;
-      const char *symbol;
-    } entries[] = {
+    SymbolSlot entries[] = {
         {reinterpret_cast<void **>(&cuInit), "cuInit"},
         {reinterpret_cast<void **>(&cuDeviceGet), "cuDeviceGet"},
         {reinterpret_cast<void **>(&cuDeviceGetName), "cuDeviceGetName"},
@@ -69,12 +66,8 @@ struct CudaApi {
         {reinterpret_cast<void **>(&cuLaunchKernel), "cuLaunchKernel"},
         {reinterpret_cast<void **>(&cuGetErrorString), "cuGetErrorString"},
     };
-    for (Entry &e : entries) {
-      *e.slot = dlsym(lib, e.symbol);
-      if (!*e.slot)
-        return std::string("libcuda.so.1 lacks ") + e.symbol;
-    }
-    return "";
+    return resolveSymbols(lib, "libcuda.so.1", entries,
+                          sizeof entries / sizeof entries[0]);
   }
 };
 

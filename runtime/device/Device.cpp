@@ -2,9 +2,21 @@
 
 #include "poolrt/Device.h"
 
+#include <dlfcn.h>
+
 namespace poolrt {
 
 Device::~Device() = default;
+
+std::string resolveSymbols(void *lib, const char *libName, SymbolSlot *slots,
+                           size_t count) {
+  for (size_t i = 0; i < count; ++i) {
+    *slots[i].slot = dlsym(lib, slots[i].symbol);
+    if (!*slots[i].slot)
+      return std::string(libName) + " lacks " + slots[i].symbol;
+  }
+  return "";
+}
 
 Result<std::unique_ptr<Device>> openHostDevice();
 Result<std::unique_ptr<Device>> openCudaDevice();

@@ -42,10 +42,7 @@ struct HipApi {
         break;
     if (!lib)
       return "libamdhip64.so not found";
-    struct Entry {
-      void **slot;
-      const char *symbol;
-    } entries[] = {
+    SymbolSlot entries[] = {
         {reinterpret_cast<void **>(&hipInit), "hipInit"},
         {reinterpret_cast<void **>(&hipGetDeviceCount), "hipGetDeviceCount"},
         {reinterpret_cast<void **>(&hipSetDevice), "hipSetDevice"},
@@ -59,12 +56,8 @@ struct HipApi {
         {reinterpret_cast<void **>(&hipDeviceSynchronize), "hipDeviceSynchronize"},
         {reinterpret_cast<void **>(&hipGetErrorString), "hipGetErrorString"},
     };
-    for (Entry &e : entries) {
-      *e.slot = dlsym(lib, e.symbol);
-      if (!*e.slot)
-        return std::string("libamdhip64.so lacks ") + e.symbol;
-    }
-    return "";
+    return resolveSymbols(lib, "libamdhip64.so", entries,
+                          sizeof entries / sizeof entries[0]);
   }
 };
 

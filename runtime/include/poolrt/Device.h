@@ -60,6 +60,15 @@ struct BackendInfo {
   std::string detail; // what it found, or why it is absent
 };
 
+/// For backends: resolve `count` symbols of a dlopen'ed library into their
+/// slots. Returns "" or what is missing ("libX lacks sym").
+struct SymbolSlot {
+  void **slot;
+  const char *symbol;
+};
+std::string resolveSymbols(void *lib, const char *libName, SymbolSlot *slots,
+                           size_t count);
+
 /// Which backends this machine has (host is always present when the runtime
 /// was built with its JIT).
 std::vector<BackendInfo> probeBackends();
