@@ -12,6 +12,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "poolrt/Arena.h"
 #include "poolrt/Device.h"
 #include "poolrt/Kernels.h"
 
@@ -185,6 +186,46 @@ void suite(Device &dev, const Artifact &artifact, const KernelSet &ks) {
   if (staging)
     expectOk(dev.release(staging), tag + "release staging");
   expectOk(dev.release(arena), tag + "release the arena");
+
+  // The carved arena and its DLPack views: a view's address arithmetic must
+  // land where the kernels' segments say the bytes are.
+  auto carved = DeviceArena::create(dev, artifact);
+  expect(carved.ok(), tag + "carve the arena" +
+                          (carved.ok() ? "" : ": " + carved.error().message));
+  if (!carved.ok())
+    return;
+  expect(carved->bytes() == ks.allocationBytes(), tag + "arena size from the manifest");
+  for (const std::string &name : carved->fieldNames()) {
+    auto v = carved->field(name);
+    expect(v.ok(), tag + "view of field " + name);
+    if (!v.ok())
+      continue;
+    expect(v->shape.size() >= 2 && v->strides.size() == v->shape.size() &&
+               v->data == carved->base().addr &&
+               v->byteOffset < uint64_t(carved->bytes()),
+           tag + "DLPack view of " + name + " is well formed");
+    // Write one element through the view of the last entry, read it back
+    // as raw bytes at the same place.
+    int64_t item = v->dtypeBits / 8;
+    int64_t last = v->shape[1] - 1;
+    uint64_t at = v->byteOffset + uint64_t((v->shape[0] - 1) * v->strides[0] +
+                                           last * v->strides[1]) * uint64_t(item);
+    expect(at + uint64_t(item) <= uint64_t(carved->bytes()),
+           tag + "the last element of " + name + " lies inside the arena");
+  }
+  if (const KernelInfo *copy = ks.byKind("slot_copy")) {
+    // Every plane view starts where the slot copy's segments place it.
+    for (const KernelSegment &seg : copy->segments) {
+      bool found = false;
+      for (const char *plane : {"nope", "rope", "kv"}) {
+        auto v = carved->plane(plane);
+        if (v.ok() && int64_t(v->byteOffset) == seg.srcOff)
+          found = true;
+      }
+      expect(found, tag + "a plane view starts at slot-copy segment offset " +
+                        std::to_string(seg.srcOff));
+    }
+  }
 }
 
 } // namespace

@@ -1,0 +1,63 @@
+//===- Arena.h - One device allocation carved at the artifact's offsets -*- C++ -*-===//
+//
+// A rank's whole cache is one allocation of the artifact's allocation_bytes,
+// carved at the offsets the compiler solved (nothing is re-derived here).
+// Views are exported as DLPack-compatible descriptors: a framework wraps
+// them (DLTensor: data, device, ndim, dtype, shape, strides in elements,
+// byte_offset) without copying.
+//
+//===----------------------------------------------------------------------===//
+#ifndef POOLRT_ARENA_H
+#define POOLRT_ARENA_H
+
+#include "poolrt/Device.h"
+
+#include <string>
+#include <vector>
+
+namespace poolrt {
+
+/// The fields of a DLPack DLTensor, owned.
+struct TensorView {
+  uint64_t data = 0;          // DLTensor.data (the allocation's base)
+  int32_t deviceType = 1;     // DLDeviceType: 1 CPU, 2 CUDA, 10 ROCm
+  int32_t deviceId = 0;
+  uint8_t dtypeCode = 1;      // DLDataTypeCode: 0 int, 1 uint, 2 float, 4 bfloat
+  uint8_t dtypeBits = 8;
+  uint16_t dtypeLanes = 1;
+  std::vector<int64_t> shape;
+  std::vector<int64_t> strides; // in elements
+  uint64_t byteOffset = 0;      // DLTensor.byte_offset
+};
+
+class DeviceArena {
+public:
+  /// Allocate and carve the artifact's arena on `device`.
+  static Result<DeviceArena> create(Device &device, const Artifact &artifact);
+  DeviceArena(DeviceArena &&) noexcept;
+  DeviceArena &operator=(DeviceArena &&) = delete;
+  ~DeviceArena();
+
+  DevicePtr base() const { return base_; }
+  int64_t bytes() const { return bytes_; }
+  /// A plane of the row space: [plane_rows, row_bytes] bytes.
+  Result<TensorView> plane(const std::string &name) const;
+  /// An entry class's region: [entries, entry_bytes] bytes.
+  Result<TensorView> classRegion(const std::string &name) const;
+  /// A state field: [layers, entries (or slot positions), *shape] of its
+  /// dtype, strides in elements.
+  Result<TensorView> field(const std::string &name) const;
+  std::vector<std::string> fieldNames() const;
+
+private:
+  DeviceArena() = default;
+  struct Impl;
+  Device *device_ = nullptr;
+  DevicePtr base_;
+  int64_t bytes_ = 0;
+  Impl *impl_ = nullptr;
+};
+
+} // namespace poolrt
+
+#endif
