@@ -1,0 +1,148 @@
+//===- fork_e2e.cpp - Host end-to-end: a fork checkpoint and its resume ---===//
+//
+// A GDN-style model (fork(1) transfer) on the host backend, every count
+// read from the artifact: request 1 is admitted, its state written, and the
+// ladder keeps a checkpoint (the request forks to a fresh group, the old one
+// is indexed); it finishes. Request 2 with the same prompt gets the prefix
+// hit gated on that checkpoint, attaches a fresh group that forks from the
+// checkpoint, and its first forward (here: the generated group copy kernel)
+// resumes the state into the new group. The resumed group must hold the
+// checkpointed bytes exactly.
+//
+//===----------------------------------------------------------------------===//
+
+#include "poolrt/CacheManager.h"
+#include "poolrt/Device.h"
+#include "poolrt/Kernels.h"
+
+#include <nlohmann/json.hpp>
+
+#include <cstdio>
+#include <cstring>
+#include <vector>
+
+using namespace poolrt;
+
+static int failed = 0, passed = 0;
+static void expect(bool ok, const char *what) {
+  if (ok)
+    ++passed;
+  else {
+    ++failed;
+    std::printf("FAIL: %s\n", what);
+  }
+}
+
+int main(int argc, char **argv) {
+  if (argc != 2) {
+    std::fprintf(stderr, "usage: fork_e2e MODEL.poolpack\n");
+    return 2;
+  }
+  auto artifact = readArtifactFile(argv[1]);
+  if (!artifact.ok()) {
+    std::fprintf(stderr, "%s\n", artifact.error().message.c_str());
+    return 1;
+  }
+  auto ks = KernelSet::fromArtifact(*artifact);
+  nlohmann::json layout =
+      nlohmann::json::parse(artifact->find("manifest")->data)["layout"];
+  // One source: counts and sizes from the artifact's solved layout.
+  int64_t blockSize = layout["geometry"]["block_size"].get<int64_t>();
+  int64_t stateEntries = 0, perReq = 1, entryBytes = 0, region = 0, blocks = 0;
+  for (const auto &c : layout["entry_classes"]) {
+    if (c["pool"] == "state") {
+      stateEntries = c["entries"].get<int64_t>();
+      perReq = c["entries_per_req"].get<int64_t>();
+      entryBytes = c["entry_bytes"].get<int64_t>();
+      region = c["region_offset"].get<int64_t>();
+    } else {
+      blocks = c["entries"].get<int64_t>();
+    }
+  }
+  int64_t groupBytes = perReq * entryBytes;
+  CacheManagerConfig cfg;
+  cfg.blockSize = blockSize;
+  cfg.numBlocks = blocks;
+  cfg.numGroups = stateEntries / perReq;
+  cfg.transfer = StateTransfer::fork(1).value();
+  cfg.checkpointIntervalTokens = 4 * blockSize;
+  auto mOr = CacheManager::create(cfg);
+  expect(mOr.ok(), "cache manager from the artifact's counts");
+  if (!mOr.ok())
+    return 1;
+  CacheManager &m = **mOr;
+
+  auto devOr = openDevice("host");
+  expect(devOr.ok(), "host backend");
+  Device &dev = **devOr;
+  expect(dev.loadKernels(*artifact).ok(), "load code/host");
+  auto arenaOr = dev.allocate(uint64_t(ks->allocationBytes()));
+  expect(arenaOr.ok(), "allocate the arena");
+  DevicePtr arena = *arenaOr;
+  KernelLauncher launcher(dev, arena);
+  const KernelInfo *groupCopy = ks->byKind("group_copy");
+  expect(groupCopy != nullptr, "the artifact has a group copy kernel");
+
+  auto groupAddr = [&](GroupId g) { return arena + uint64_t(region + g.value * groupBytes); };
+  std::vector<int64_t> prompt;
+  for (int64_t i = 0; i < 8 * blockSize + 3; ++i)
+    prompt.push_back(1000 + i);
+
+  // Request 1: admit, write its state, prefill to the first rung.
+  Request r1;
+  r1.tokens = prompt;
+  r1.numPromptTokens = int64_t(prompt.size());
+  int64_t hit1 = m.canAllocate(r1);
+  expect(hit1 == 0, "first request: nothing cached");
+  expect(m.allocate(r1, hit1).ok(), "first request: allocate");
+  GroupId g1 = r1.state.group;
+  std::vector<uint8_t> state(static_cast<size_t>(groupBytes));
+  for (size_t i = 0; i < state.size(); ++i)
+    state[i] = uint8_t((i * 131 + 7) ^ (i >> 9));
+  expect(dev.copyToDevice(groupAddr(g1), state.data(), state.size()).ok(), "write state");
+  int64_t rung = m.checkpointLimit(r1); // the last rung that leaves room
+  int64_t chunk = m.finalizePrefillChunk(r1, 0, r1.numPromptTokens);
+  expect(chunk == rung, "the first chunk ends on the last rung");
+  expect(m.hashBlocks(r1, chunk).ok(), "publish the first chunk");
+  expect(r1.state.group != g1 && r1.state.forkSource == g1,
+         "the checkpoint forks: a fresh group, the old one is the source");
+  r1.numCachedTokens = chunk;
+  m.completePreviousStateBatch();
+  expect(m.hashBlocks(r1, r1.numPromptTokens - chunk).ok(), "publish the rest");
+  r1.numCachedTokens = r1.numPromptTokens;
+  expect(m.deallocate(r1).ok(), "first request finishes");
+  m.completePreviousStateBatch();
+  m.completePreviousStateBatch();
+  expect(m.funnel().fates.kept == 1, "one checkpoint kept");
+
+  // Request 2: the hit is gated on that checkpoint; resume into a new group.
+  Request r2;
+  r2.tokens = prompt;
+  r2.numPromptTokens = r1.numPromptTokens;
+  int64_t hit2 = m.canAllocate(r2);
+  expect(hit2 == rung / blockSize, "second request hits up to the checkpoint");
+  expect(m.allocate(r2, hit2).ok(), "second request: allocate");
+  expect(r2.state.forkSource == g1 && r2.state.group.valid() &&
+             r2.state.group != g1,
+         "resume forks from the checkpointed group into a new one");
+  // The first forward reads the source and writes the new group: the
+  // generated group copy kernel moves exactly that span.
+  expect(launcher.run(*groupCopy, {r2.state.forkSource.value, r2.state.group.value}).ok(),
+         "group copy kernel (resume)");
+  expect(dev.synchronize().ok(), "synchronize");
+  std::vector<uint8_t> resumed(static_cast<size_t>(groupBytes));
+  expect(dev.copyFromDevice(resumed.data(), groupAddr(r2.state.group), resumed.size()).ok(),
+         "read the resumed group");
+  expect(resumed == state, "the resumed group holds the checkpointed state byte for byte");
+  std::vector<uint8_t> source(static_cast<size_t>(groupBytes));
+  (void)dev.copyFromDevice(source.data(), groupAddr(g1), source.size());
+  expect(source == state, "the checkpoint itself is untouched");
+  expect(m.deallocate(r2).ok(), "second request finishes");
+  m.completePreviousStateBatch();
+  m.completePreviousStateBatch();
+  expect(m.blocks().invariantsHold() && m.groups()->invariantsHold(),
+         "pool invariants hold at the end");
+  (void)dev.release(arena);
+  std::printf("fork e2e: %d passed, %d failed\n", passed, failed);
+  return failed ? 1 : 0;
+}
