@@ -78,16 +78,30 @@ CacheManager::create(const CacheManagerConfig &c) {
   m->blocks_->setOnEvict([self](BlockHash h) {
     ++self->funnel_.blocksEvicted;
     // A checkpoint whose last block left the index is unreachable.
-    if (self->groups_)
+    if (self->store_)
+      self->store_->unindex(h);
+    else if (self->groups_)
       self->groups_->unindex(h);
   });
+  bool paged = c.pagedCheckpoints.has_value();
+  if (paged && c.transfer.kind() != TransferKind::None)
+    return Error::invalid("with PAGE-unit checkpoints the state groups are "
+                          "plain slots: their transfer must be none");
   auto groups = StateGroupPool::create(c.numGroups, c.transfer, c.blockSize,
                                        c.prefixCaching && c.numGroups > 0);
   if (!groups.ok())
     return groups.error();
   m->groups_ = std::make_unique<StateGroupPool>(groups.take());
-  m->groupClass_ = std::make_unique<GroupClass>(*m->groups_);
-  m->classes_.push_back(m->groupClass_.get());
+  if (paged) {
+    m->store_ = std::make_unique<PageUnitCheckpointStore>(*m->blocks_,
+                                                          *c.pagedCheckpoints);
+    m->pagedClass_ = std::make_unique<PagedCheckpointClass>(
+        *m->store_, c.prefixCaching && c.numGroups > 0);
+    m->classes_.push_back(m->pagedClass_.get());
+  } else {
+    m->groupClass_ = std::make_unique<GroupClass>(*m->groups_);
+    m->classes_.push_back(m->groupClass_.get());
+  }
   int64_t interval = std::max<int64_t>(0, c.checkpointIntervalTokens);
   if (m->groups_->enabled() && interval % c.blockSize != 0) {
     int64_t snapped = interval / c.blockSize * c.blockSize;
@@ -216,6 +230,19 @@ void CacheManager::recordDemand(Request &r, int64_t hit, int64_t compressedHit,
   }
 }
 
+bool CacheManager::pageUnitsFor(int64_t count,
+                                std::optional<BlockHash> protectedHash) const {
+  if (store_)
+    return store_->hasAvailableUnits(count, protectedHash);
+  return blocks_->hasFree(count);
+}
+
+PageUnitCheckpointStore::CheckpointOps CacheManager::takeStateMaintenanceOps() {
+  if (!store_)
+    return {};
+  return store_->takeCheckpointOps();
+}
+
 int64_t CacheManager::canAllocate(Request &r) {
   bool stateful = groups_->applies(r.state);
   if (stateful && !groups_->hasFree())
@@ -223,7 +250,7 @@ int64_t CacheManager::canAllocate(Request &r) {
   int64_t len = r.numTokens();
   int64_t needed = ceilDiv(len, blockSize_);
   if (!prefixCaching_)
-    return blocks_->hasFree(needed) ? 0 : -1;
+    return pageUnitsFor(needed, std::nullopt) ? 0 : -1;
   int64_t nHash = ceilDiv(len, hashBlockSize());
   // The last hash block is never reused: prefill must forward at least one
   // block to produce logits.
@@ -254,7 +281,10 @@ int64_t CacheManager::canAllocate(Request &r) {
     if (blocks_->isUsed(blocks_->lookup(all[size_t(i)])))
       ++live;
   recordDemand(r, cached, compressed, all);
-  if (!blocks_->hasFree(nHash - live))
+  std::optional<BlockHash> protectedHash;
+  if (cached > 0)
+    protectedHash = all[size_t(cached - 1)];
+  if (!pageUnitsFor(nHash - live, protectedHash))
     return -1;
   return cached;
 }
@@ -276,8 +306,24 @@ Status CacheManager::allocate(Request &r, int64_t numCached) {
       return s;
     r.blockTable.push_back(b);
   }
+  // Copy classes attach their slot (and queue the restore) before taking
+  // fresh blocks, so fresh-block eviction cannot spend the checkpoint it is
+  // about to read.
+  if (store_ && groups_->applies(r.state)) {
+    auto g = groups_->pop();
+    if (!g.ok())
+      return g.error();
+    r.state.group = *g;
+    if (numCached > 0 &&
+        !store_->beginRestore(hashes[size_t(numCached - 1)], SlotIndex(g->value))) {
+      (void)groups_->release(*g);
+      r.state.group = GroupId();
+      return Error{ErrorKind::State,
+                   "gated PAGE checkpoint disappeared before state attach"};
+    }
+  }
   // Fork classes attach after the cached blocks are claimed.
-  if (groups_->applies(r.state)) {
+  if (!store_ && groups_->applies(r.state)) {
     GroupId src = numCached > 0 ? groups_->lookupGroup(hashes[size_t(numCached - 1)])
                                 : GroupId();
     if (!src.valid()) {
@@ -310,6 +356,8 @@ Status CacheManager::allocate(Request &r, int64_t numCached) {
     }
   }
   for (int64_t i = numCached; i < ceilDiv(r.numTokens(), blockSize_); ++i) {
+    if (store_ && !store_->ensureFreeUnits(1))
+      return Error{ErrorKind::State, "No PAGE unit available for a fresh KV block"};
     auto b = blocks_->pop();
     if (!b.ok())
       return Error{ErrorKind::State, "No PAGE unit available for a fresh KV block"};
@@ -387,6 +435,11 @@ Status CacheManager::deallocate(Request &r) {
   r.checkpointDemandPos = 0;
   r.demandCounted = r.demandDeclined = false;
   r.lastCheckpointPos = 0;
+  if (store_) {
+    store_->forgetRequester(r.id);
+    if (r.state.group.valid())
+      store_->cancelQueuedRestore(SlotIndex(r.state.group.value));
+  }
   if (r.state.group.valid()) {
     Status s = groups_->release(r.state.group);
     if (!s.ok())
@@ -402,7 +455,11 @@ Status CacheManager::deallocate(Request &r) {
   return Status::success();
 }
 
-void CacheManager::completePreviousStateBatch() { groups_->releasePins(); }
+void CacheManager::completePreviousStateBatch() {
+  groups_->releasePins();
+  if (store_)
+    store_->completeInflight();
+}
 
 int64_t CacheManager::chunkedPrefillSize(int64_t numNew, int64_t budget,
                                          int64_t numBatched, int64_t blockSize) {
@@ -442,6 +499,11 @@ int64_t CacheManager::finalizePrefillChunk(Request &r, int64_t start,
 CacheFunnel CacheManager::funnel() const {
   CacheFunnel f = funnel_;
   f.fates = groups_->fates();
+  if (store_) {
+    f.fates.kept = store_->checkpointsKept();
+    f.fates.dropped = store_->checkpointsDropped();
+    f.fates.evicted = store_->evictions();
+  }
   return f;
 }
 

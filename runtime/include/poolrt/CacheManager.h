@@ -110,6 +110,10 @@ struct CacheManagerConfig {
   StateTransfer transfer = StateTransfer::none();
   int64_t checkpointIntervalTokens = 8192;
   bool prefixCaching = true;
+  /// Copy classes (DeepSeek-V4): checkpoints are images in PAGE units of
+  /// the block pool. The state groups are then plain slots (transfer must be
+  /// none) and the PAGE-unit coordinator is the one state class.
+  std::optional<PagedStateCheckpointSpec> pagedCheckpoints;
 };
 
 /// Counters that merge across ranks by summation.
@@ -133,6 +137,11 @@ public:
   const std::string &snapWarning() const { return snapWarning_; }
   BlockPool &blocks() { return *blocks_; }
   StateGroupPool *groups() { return groups_.get(); }
+  /// The PAGE-unit store (copy classes only).
+  PageUnitCheckpointStore *pagedStore() { return store_.get(); }
+  /// At batch construction: the image copies to run (stores of kept
+  /// checkpoints, restores into resumed slots).
+  PageUnitCheckpointStore::CheckpointOps takeStateMaintenanceOps();
   /// Add a further state class (tests, or a PAGE-unit coordinator).
   void addStateClass(StateClass *c) { classes_.push_back(c); }
 
@@ -184,6 +193,9 @@ private:
   std::unique_ptr<BlockPool> blocks_;
   std::unique_ptr<StateGroupPool> groups_;
   std::unique_ptr<StateClass> groupClass_;
+  std::unique_ptr<PageUnitCheckpointStore> store_;
+  std::unique_ptr<PagedCheckpointClass> pagedClass_;
+  bool pageUnitsFor(int64_t count, std::optional<BlockHash> protectedHash) const;
   std::vector<StateClass *> classes_;
   CacheFunnel funnel_;
 };
