@@ -13,6 +13,8 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "E2E.h"
+
 #include "poolrt/CacheManager.h"
 #include "poolrt/Device.h"
 #include "poolrt/Kernels.h"
@@ -24,29 +26,14 @@
 
 using namespace poolrt;
 
-static int failed = 0, passed = 0;
-static void expect(bool ok, const char *what) {
-  if (ok)
-    ++passed;
-  else {
-    ++failed;
-    std::printf("FAIL: %s\n", what);
-  }
-}
+using e2e::expect;
 
 int main(int argc, char **argv) {
-  if (argc != 2) {
-    std::fprintf(stderr, "usage: copy_e2e MODEL.poolpack\n");
+  auto artifact = e2e::loadArtifact(argc, argv, "copy_e2e");
+  if (!artifact)
     return 2;
-  }
-  auto artifact = readArtifactFile(argv[1]);
-  if (!artifact.ok()) {
-    std::fprintf(stderr, "%s\n", artifact.error().message.c_str());
-    return 1;
-  }
   auto ks = KernelSet::fromArtifact(*artifact);
-  nlohmann::json layout =
-      nlohmann::json::parse(artifact->find("manifest")->data)["layout"];
+  nlohmann::json layout = e2e::layoutOf(*artifact);
   const nlohmann::json &rs = layout["row_space"];
   int64_t blockSize = layout["geometry"]["block_size"].get<int64_t>();
   int64_t pageBytes = 0, slotBytes = 0, blocks = 0, slots = 0;
@@ -183,7 +170,7 @@ int main(int argc, char **argv) {
              m.pagedStore()->checkInvariants().ok(),
          "pool and store invariants hold at the end");
   std::printf("copy e2e: %d passed, %d failed (image %lld bytes in %lld PAGE units)\n",
-              passed, failed, (long long)imageBytes,
+              e2e::passed, e2e::failed, (long long)imageBytes,
               (long long)m.pagedStore()->unitsPerCheckpoint());
-  return failed ? 1 : 0;
+  return e2e::failed ? 1 : 0;
 }

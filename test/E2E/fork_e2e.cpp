@@ -11,6 +11,8 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "E2E.h"
+
 #include "poolrt/CacheManager.h"
 #include "poolrt/Device.h"
 #include "poolrt/Kernels.h"
@@ -23,29 +25,14 @@
 
 using namespace poolrt;
 
-static int failed = 0, passed = 0;
-static void expect(bool ok, const char *what) {
-  if (ok)
-    ++passed;
-  else {
-    ++failed;
-    std::printf("FAIL: %s\n", what);
-  }
-}
+using e2e::expect;
 
 int main(int argc, char **argv) {
-  if (argc != 2) {
-    std::fprintf(stderr, "usage: fork_e2e MODEL.poolpack\n");
+  auto artifact = e2e::loadArtifact(argc, argv, "fork_e2e");
+  if (!artifact)
     return 2;
-  }
-  auto artifact = readArtifactFile(argv[1]);
-  if (!artifact.ok()) {
-    std::fprintf(stderr, "%s\n", artifact.error().message.c_str());
-    return 1;
-  }
   auto ks = KernelSet::fromArtifact(*artifact);
-  nlohmann::json layout =
-      nlohmann::json::parse(artifact->find("manifest")->data)["layout"];
+  nlohmann::json layout = e2e::layoutOf(*artifact);
   // One source: counts and sizes from the artifact's solved layout.
   int64_t blockSize = layout["geometry"]["block_size"].get<int64_t>();
   int64_t stateEntries = 0, perReq = 1, entryBytes = 0, region = 0, blocks = 0;
@@ -143,6 +130,6 @@ int main(int argc, char **argv) {
   expect(m.blocks().invariantsHold() && m.groups()->invariantsHold(),
          "pool invariants hold at the end");
   (void)dev.release(arena);
-  std::printf("fork e2e: %d passed, %d failed\n", passed, failed);
-  return failed ? 1 : 0;
+  std::printf("fork e2e: %d passed, %d failed\n", e2e::passed, e2e::failed);
+  return e2e::failed ? 1 : 0;
 }

@@ -1,0 +1,49 @@
+//===- E2E.h - What the end-to-end tests share ------------------*- C++ -*-===//
+#ifndef POOL_TEST_E2E_H
+#define POOL_TEST_E2E_H
+
+#include "poolrt/Artifact.h"
+
+#include <nlohmann/json.hpp>
+
+#include <cstdio>
+#include <optional>
+#include <string>
+
+namespace e2e {
+
+inline int failed = 0, passed = 0;
+
+inline void expect(bool ok, const char *what) {
+  if (ok) {
+    ++passed;
+  } else {
+    ++failed;
+    std::printf("FAIL: %s\n", what);
+  }
+}
+
+/// Read the artifact named on the command line, or say why not.
+inline std::optional<poolrt::Artifact> loadArtifact(int argc, char **argv,
+                                                    const char *tool) {
+  if (argc != 2) {
+    std::fprintf(stderr, "usage: %s MODEL.poolpack\n", tool);
+    return std::nullopt;
+  }
+  auto artifact = poolrt::readArtifactFile(argv[1]);
+  if (!artifact.ok()) {
+    std::fprintf(stderr, "%s: %s\n", tool, artifact.error().message.c_str());
+    return std::nullopt;
+  }
+  return artifact.take();
+}
+
+/// The solved layout the compiler put in the manifest (the one source of
+/// every count these tests use).
+inline nlohmann::json layoutOf(const poolrt::Artifact &a) {
+  return nlohmann::json::parse(a.find("manifest")->data)["layout"];
+}
+
+} // namespace e2e
+
+#endif
