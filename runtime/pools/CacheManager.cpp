@@ -273,7 +273,8 @@ int64_t CacheManager::canAllocate(Request &r) {
       break;
     ++compressed;
   }
-  std::vector<BlockHash> all(cache.begin(), cache.begin() + compressed);
+  // Every consumer reads at most `compressed` entries: no copy needed.
+  const std::vector<BlockHash> &all = cache;
   int64_t cached = gatedHit(r, compressed, all, false);
   r.numCompressedHitBlocks = compressed;
   int64_t live = 0;

@@ -20,12 +20,6 @@ using namespace poolrt;
 
 namespace {
 
-std::string text(const json::Value &v) {
-  std::string s;
-  llvm::raw_string_ostream os(s);
-  os << v;
-  return os.str();
-}
 
 json::Value errorValue(const Error &e) {
   return json::Object{{"raises", errorKindName(e.kind)},
@@ -145,8 +139,8 @@ void runBlockPool(const json::Object &in, const json::Value &expV) {
     const json::Array &op = *ops[i].getAsArray();
     json::Value got = runOp(pool, op);
     EXPECT_TRUE(got == results[i])
-        << "op " << i << " " << text(ops[i]) << ": got " << text(got)
-        << ", want " << text(results[i]);
+        << "op " << i << " " << render(ops[i]) << ": got " << render(got)
+        << ", want " << render(results[i]);
     Status inv = pool.checkInvariants();
     ASSERT_TRUE(inv.ok()) << "after op " << i << ": " << inv.error().message;
   }

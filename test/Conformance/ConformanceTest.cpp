@@ -19,6 +19,7 @@
 #include "poolrt/SubPool.h"
 
 #include "llvm/Support/JSON.h"
+#include "llvm/Support/raw_ostream.h"
 #include "llvm/Support/MemoryBuffer.h"
 
 #include <gtest/gtest.h>
@@ -39,6 +40,13 @@ namespace conformance {
 
 const json::Object *gVectorsById(const std::string &id);
 const json::Object *vectorById(const std::string &id) { return gVectorsById(id); }
+
+std::string render(const json::Value &v) {
+  std::string s;
+  llvm::raw_string_ostream os(s);
+  os << v;
+  return os.str();
+}
 
 int64_t i64(const json::Value &v) {
   auto i = v.getAsInteger();

@@ -23,13 +23,6 @@ using namespace poolrt;
 
 namespace {
 
-std::string render(const json::Value &v) {
-  std::string s;
-  llvm::raw_string_ostream os(s);
-  os << v;
-  return os.str();
-}
-
 json::Value groupValue(GroupId g) { return int64_t(g.value); }
 
 json::Value hashValue(std::optional<BlockHash> h) {

@@ -44,6 +44,8 @@ poolrt::ErrorKind kindOf(const std::string &pythonException);
 /// only when `exactMessage`.
 void expectError(const poolrt::Error &e, const json::Object &expected,
                  bool exactMessage);
+/// A JSON value as compact text (for failure messages and comparisons).
+std::string render(const json::Value &v);
 /// Another vector by id (for inputs that reference one).
 const json::Object *vectorById(const std::string &id);
 
