@@ -60,6 +60,24 @@ KernelSpec scatterOf(const KernelSpec &gather, StringRef name, StringRef kind) {
   return s;
 }
 
+/// Block relocation (a moving boundary retires a held top block): (source,
+/// destination) pairs, arena to arena, the same segments as the gather with
+/// the staging side replaced by the destination block.
+KernelSpec blockCopyOf(const KernelSpec &gather, StringRef name) {
+  KernelSpec c = gather;
+  c.name = name.str();
+  c.kind = "block_copy";
+  c.src = c.dst = Space::Arena;
+  c.srcId = IdSource::PairFirst;
+  c.dstId = IdSource::PairSecond;
+  c.stagingStride = 0;
+  for (CopySegment &seg : c.segments) {
+    seg.dstOff = seg.srcOff;
+    seg.dstStride = seg.srcStride;
+  }
+  return c;
+}
+
 void rowSpaceKernels(ModelOp model, RowSpaceOp rs,
                      std::vector<KernelSpec> &out) {
   int64_t slotRows = int64_t(rs.getSlotRows());
@@ -152,6 +170,7 @@ void rowSpaceKernels(ModelOp model, RowSpaceOp rs,
   out.push_back(finish(blocks));
   out.push_back(finish(scatterOf(out.back(), "pool_block_scatter",
                                  "block_scatter")));
+  out.push_back(finish(blockCopyOf(out[out.size() - 2], "pool_block_copy")));
 }
 
 void arenaKernels(ModelOp model, RowSpaceOp rs, std::vector<KernelSpec> &out) {
@@ -185,6 +204,8 @@ void arenaKernels(ModelOp model, RowSpaceOp rs, std::vector<KernelSpec> &out) {
       out.push_back(finish(scatterOf(out.back(),
                                      "pool_block_scatter" + suffix,
                                      "block_scatter")));
+      out.push_back(finish(
+          blockCopyOf(out[out.size() - 2], "pool_block_copy" + suffix)));
       continue;
     }
     // A group is entries_per_req consecutive entries (GDN: 1 + num_spec

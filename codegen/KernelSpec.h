@@ -42,7 +42,7 @@ struct CopySegment {
 
 struct KernelSpec {
   std::string name;  // symbol name, e.g. "pool_slot_copy"
-  std::string kind;  // slot_copy | group_copy | image_gather | image_scatter | block_gather | block_scatter
+  std::string kind;  // slot_copy | group_copy | block_copy | image_gather | image_scatter | block_gather | block_scatter
   std::string entity; // what an id names: "slot", "group", "block", "entry"
   Space src = Space::Arena, dst = Space::Arena;
   IdSource srcId = IdSource::PairFirst, dstId = IdSource::PairSecond;

@@ -286,6 +286,16 @@ int writeGpuPlan(const std::string &path, const Layout &L,
     cases.push_back(c);
   }
 
+  // 64 pairs: relocations from the top of the block range downwards.
+  if (const auto *blockCopy = find("block_copy")) {
+    GpuCase c{"block_copy_x64", blockCopy, {}, 64};
+    for (int64_t i = 0; i < 64; ++i) {
+      c.ids.push_back(int32_t(nb - 1 - i));
+      c.ids.push_back(int32_t(i * 3));
+    }
+    cases.push_back(c);
+  }
+
   std::ofstream out(path);
   out << "arena_bytes " << L.allocation << "\n";
   SparseArena arena(L.allocation);
@@ -600,6 +610,9 @@ int main(int argc, char **argv) {
         itemSrc[i] = imageOf(ids[i]);
       } else if (k.kind == "image_scatter") {
         itemDst[i] = imageOf(ids[i]);
+      } else if (k.kind == "block_copy") {
+        itemSrc[i] = refBlockSpans(ids[2 * i]);
+        itemDst[i] = refBlockSpans(ids[2 * i + 1]);
       } else if (k.kind == "block_gather") {
         itemSrc[i] = refBlockSpans(ids[i]);
       } else if (k.kind == "block_scatter") {
@@ -625,7 +638,8 @@ int main(int argc, char **argv) {
 
     // Reference run on the other arena.
     for (int64_t i = 0; i < n; ++i) {
-      if (k.kind == "slot_copy" || k.kind == "group_copy") {
+      if (k.kind == "slot_copy" || k.kind == "group_copy" ||
+          k.kind == "block_copy") {
         for (size_t s = 0; s < itemSrc[i].size(); ++s)
           std::memmove(rarena.base + itemDst[i][s].begin,
                        rarena.base + itemSrc[i][s].begin,
