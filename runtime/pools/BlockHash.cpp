@@ -15,23 +15,35 @@ static void putLE64(unsigned char *out, uint64_t v) {
 
 BlockHash hashBlock(std::optional<BlockHash> parent, const int64_t *tokens,
                     size_t count) {
+  constexpr size_t kSmall = 64; // tokens hashed one-shot from a stack copy
+  unsigned char buf[8 * (kSmall + 1)];
+  size_t at = 0;
+  if (parent) {
+    putLE64(buf, *parent);
+    at = 8;
+  }
+  if (count <= kSmall) {
+    // One-shot: the streaming state's setup costs more than a small copy.
+    for (size_t k = 0; k < count; ++k)
+      putLE64(buf + at + 8 * k, uint64_t(tokens[k]));
+    return XXH64(buf, at + 8 * count, 0);
+  }
   XXH64_state_t state;
   XXH64_reset(&state, 0);
-  unsigned char word[8];
-  if (parent) {
-    putLE64(word, *parent);
-    XXH64_update(&state, word, 8);
-  }
+  XXH64_update(&state, buf, at);
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+  // The token ids already are little-endian int64s in memory.
+  XXH64_update(&state, tokens, 8 * count);
+#else
   // Little-endian int64 token ids: feed in chunks to keep memory flat.
-  unsigned char buf[8 * 64];
-  size_t i = 0;
-  while (i < count) {
-    size_t n = count - i < 64 ? count - i : 64;
+  for (size_t i = 0; i < count;) {
+    size_t n = count - i < kSmall ? count - i : kSmall;
     for (size_t k = 0; k < n; ++k)
       putLE64(buf + 8 * k, uint64_t(tokens[i + k]));
     XXH64_update(&state, buf, 8 * n);
     i += n;
   }
+#endif
   return XXH64_digest(&state);
 }
 
@@ -41,6 +53,10 @@ void hashBlocks(std::optional<BlockHash> parent, const int64_t *tokens,
     out[b] = hashBlock(parent, tokens + b * blockTokens, blockTokens);
     parent = out[b];
   }
+}
+
+uint64_t tokenPrint(const int32_t *tokens, size_t count) {
+  return XXH3_64bits(tokens, count * sizeof(int32_t));
 }
 
 } // namespace poolrt

@@ -53,7 +53,7 @@ Result<BlockPool> BlockPool::create(int64_t numBlocks,
 BlockPool::BlockPool(int32_t numBlocks, int32_t maxBlocks,
                      EvictCallback onEvict)
     : meta(size_t(maxBlocks)), lru(size_t(maxBlocks)),
-      tokens(size_t(maxBlocks)), rawOwner(size_t(maxBlocks)), vacant(maxBlocks),
+      tokens(size_t(maxBlocks)), prints(size_t(maxBlocks)), rawOwner(size_t(maxBlocks)), vacant(maxBlocks),
       index(maxBlocks, kIndexSlotsPerEntry), numBlocks_(numBlocks),
       numFree_(numBlocks), onEvict(std::move(onEvict)) {
   for (int32_t b = 0; b < numBlocks; ++b) {
@@ -135,6 +135,7 @@ const std::vector<int32_t> &BlockPool::tokenIds(BlockId b) const {
 void BlockPool::setTokens(int32_t b, const int32_t *toks, size_t n) {
   tokens[size_t(b)].assign(toks, toks + n);
   meta[size_t(b)].hasTokens = n > 0;
+  prints[size_t(b)] = {n > 0 ? tokenPrint(toks, n) : 0, n};
 }
 
 // Q8: a block whose hash `publish` re-pointed elsewhere is unreachable now.
@@ -269,6 +270,7 @@ void BlockPool::adopt(int32_t dst, int32_t src) {
   d.indexed = s.indexed;
   d.hasTokens = s.hasTokens;
   std::swap(tokens[size_t(dst)], tokens[size_t(src)]);
+  prints[size_t(dst)] = prints[size_t(src)];
   if (s.indexed)
     index.repoint(s.hash, src, dst);
   d.state = BlockState::Held;
@@ -329,6 +331,11 @@ Status BlockPool::checkInvariants() const {
       return fail(b, "vacant bitmap disagrees with its state");
     if (m.hasTokens != !tokens[size_t(b)].empty())
       return fail(b, "token flag disagrees with its tokens");
+    if (m.hasTokens &&
+        (prints[size_t(b)].count != tokens[size_t(b)].size() ||
+         prints[size_t(b)].print !=
+             tokenPrint(tokens[size_t(b)].data(), tokens[size_t(b)].size())))
+      return fail(b, "token fingerprint disagrees with its tokens");
     if (m.hasTokens && m.hash == kNoHash)
       return fail(b, "tokens without a hash");
     bool reachable = m.hash != kNoHash && index.find(m.hash, keyOf()) == b;

@@ -130,6 +130,21 @@ int64_t CacheManager::ensureHashes(const Request &r, int64_t n) const {
   return n;
 }
 
+void CacheManager::ensurePrints(const Request &r, int64_t n) const {
+  std::vector<uint64_t> &prints = r.printCache;
+  if (int64_t(prints.size()) >= n)
+    return;
+  size_t have = prints.size(), hbs = size_t(hashBlockSize());
+  prints.resize(size_t(n));
+  std::vector<int32_t> block(hbs);
+  for (size_t i = have; i < size_t(n); ++i) {
+    const int64_t *t = r.tokens.data() + i * hbs;
+    for (size_t k = 0; k < hbs; ++k)
+      block[k] = int32_t(t[k]);
+    prints[i] = tokenPrint(block.data(), hbs);
+  }
+}
+
 std::vector<BlockHash> CacheManager::prefixHashes(const Request &r,
                                                   int64_t n) const {
   n = ensureHashes(r, n);
@@ -256,21 +271,18 @@ int64_t CacheManager::canAllocate(Request &r) {
   // block to produce logits.
   int64_t candidates = ensureHashes(r, std::max<int64_t>(0, nHash - 1));
   const std::vector<BlockHash> &cache = r.hashCache;
-  if (r.tokens32.size() < r.tokens.size())
-    for (size_t t = r.tokens32.size(); t < r.tokens.size(); ++t)
-      r.tokens32.push_back(int32_t(r.tokens[t]));
+  ensurePrints(r, candidates);
+  const std::vector<uint64_t> &prints = r.printCache;
   size_t hbs = size_t(hashBlockSize());
   int64_t compressed = 0;
+  hitScratch_.clear();
   for (int64_t i = 0; i < candidates; ++i) {
     BlockId b = blocks_->lookup(cache[size_t(i)]);
-    if (!b.valid())
+    // Collision check: the stored tokens must be this block's tokens (by
+    // fingerprint, see tokenPrint).
+    if (!b.valid() || !blocks_->tokensMatch(b, hbs, prints[size_t(i)]))
       break;
-    // Collision check: the stored tokens must be this block's tokens.
-    const std::vector<int32_t> &stored = blocks_->tokenIds(b);
-    if (stored.size() != hbs ||
-        std::memcmp(stored.data(), r.tokens32.data() + size_t(i) * hbs,
-                    hbs * sizeof(int32_t)) != 0)
-      break;
+    hitScratch_.push_back(b);
     ++compressed;
   }
   // Every consumer reads at most `compressed` entries: no copy needed.
@@ -279,7 +291,7 @@ int64_t CacheManager::canAllocate(Request &r) {
   r.numCompressedHitBlocks = compressed;
   int64_t live = 0;
   for (int64_t i = 0; i < cached; ++i)
-    if (blocks_->isUsed(blocks_->lookup(all[size_t(i)])))
+    if (blocks_->isUsed(hitScratch_[size_t(i)]))
       ++live;
   recordDemand(r, cached, compressed, all);
   std::optional<BlockHash> protectedHash;

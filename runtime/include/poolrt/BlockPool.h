@@ -177,6 +177,14 @@ public:
   int32_t refCount(BlockId b) const;
   BlockHash hash(BlockId b) const; // kNoHash when none
   const std::vector<int32_t> &tokenIds(BlockId b) const;
+  /// The collision check: does block `b` store `count` tokens whose
+  /// fingerprint (tokenPrint) is `print`? False for a block without tokens.
+  bool tokensMatch(BlockId b, size_t count, uint64_t print) const {
+    if (b.value < 0 || b.value >= numBlocks_ || !meta[size_t(b.value)].hasTokens)
+      return false;
+    const TokenPrint &p = prints[size_t(b.value)];
+    return p.count == count && p.print == print;
+  }
 
   //--- content index ------------------------------------------------------//
   /// The block indexed under `h`, or kNoBlock.
@@ -297,6 +305,11 @@ private:
   std::vector<Meta> meta;                   // [maxBlocks]
   std::vector<Link> lru;                    // [maxBlocks]
   std::vector<std::vector<int32_t>> tokens; // [maxBlocks], cold
+  struct TokenPrint {
+    uint64_t print = 0;
+    size_t count = 0;
+  };
+  std::vector<TokenPrint> prints; // [maxBlocks]; valid where hasTokens
   std::vector<RawOwner> rawOwner;           // [maxBlocks], cold
   std::vector<std::string> ownerTags;
   detail::MinIdSet vacant;

@@ -58,9 +58,10 @@ struct Request {
   /// Chained hashes of the leading full hash blocks, computed once: tokens
   /// only grow, so the prefix's hashes never change.
   mutable std::vector<BlockHash> hashCache;
-  /// The tokens as the block pool stores them (int32), for the collision
-  /// check's memcmp; built once, extended as tokens grow.
-  mutable std::vector<int32_t> tokens32;
+  /// Token fingerprints (tokenPrint of the int32 ids, as the block pool
+  /// stores them) of the leading full hash blocks, for the collision check;
+  /// computed once, like hashCache.
+  mutable std::vector<uint64_t> printCache;
 
   int64_t numTokens() const { return int64_t(tokens.size()); }
 };
@@ -183,6 +184,8 @@ private:
   CacheManager() = default;
   /// Ensure r.hashCache covers `n` blocks; returns how many it covers.
   int64_t ensureHashes(const Request &r, int64_t n) const;
+  /// Ensure r.printCache covers `n` (<= hashed) blocks.
+  void ensurePrints(const Request &r, int64_t n) const;
   std::vector<StateClass *> applicable(const Request &r) const;
   void recordDemand(Request &r, int64_t hit, int64_t compressedHit,
                     const std::vector<BlockHash> &hashes);
@@ -198,6 +201,7 @@ private:
   bool pageUnitsFor(int64_t count, std::optional<BlockHash> protectedHash) const;
   std::vector<StateClass *> classes_;
   CacheFunnel funnel_;
+  std::vector<BlockId> hitScratch_; // canAllocate: the hit's blocks
 };
 
 } // namespace poolrt
