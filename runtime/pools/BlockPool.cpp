@@ -308,6 +308,32 @@ std::optional<BlockRetirement> BlockPool::retireTop() {
   return BlockRetirement{BlockId(top), movedTo};
 }
 
+std::optional<BlockRetirement>
+BlockPool::retireTopUnit(const std::string &ownerTag) {
+  if (numBlocks_ == 0)
+    return std::nullopt;
+  int32_t top = numBlocks_ - 1;
+  RawOwner owner = rawOwner[size_t(top)];
+  if (meta[size_t(top)].state != BlockState::RawUnit || owner.tag < 0 ||
+      ownerTags[size_t(owner.tag)] != ownerTag)
+    return std::nullopt;
+  BlockId dst = takeFree();
+  if (!dst.valid())
+    return std::nullopt;
+  int32_t d = dst.value;
+  unindex(d); // its cached content, if any, is the price of the move
+  forgetContent(d);
+  Meta &dm = meta[size_t(d)];
+  dm.state = BlockState::RawUnit;
+  dm.refCount = meta[size_t(top)].refCount;
+  rawOwner[size_t(d)] = owner;
+  rawOwner[size_t(top)] = RawOwner{};
+  meta[size_t(top)] = Meta{}; // Retired, no content
+  --numBlocks_;
+  BlockRetirement r{BlockId(top), dst, owner.id, owner.piece};
+  return r;
+}
+
 //===----------------------------------------------------------------------===//
 // Invariants.
 //===----------------------------------------------------------------------===//

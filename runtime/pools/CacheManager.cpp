@@ -4,6 +4,7 @@
 
 #include <cmath>
 #include <cstring>
+#include <unordered_map>
 
 namespace poolrt {
 
@@ -70,7 +71,26 @@ CacheManager::create(const CacheManagerConfig &c) {
   std::unique_ptr<CacheManager> m(new CacheManager());
   m->blockSize_ = c.blockSize;
   m->prefixCaching_ = c.prefixCaching;
-  auto blocks = BlockPool::create(c.numBlocks);
+  std::optional<int64_t> maxBlocks;
+  if (c.boundary) {
+    const PoolBoundaryGeometry &g = *c.boundary;
+    if (g.envelopeRows < 1 || g.slotRows < 1 || g.planeRows < 1 ||
+        g.maxBlocks < 1 || g.slotPositions < g.heldSlots())
+      return Error::invalid(
+          "boundary geometry needs positive envelope, slot and plane rows, "
+          "a positive block capacity and slot_positions >= held slots");
+    if (c.numGroups > g.heldSlots() || c.numBlocks > g.blocksFor(c.numGroups))
+      return Error::invalid(
+          "boundary geometry: " + std::to_string(c.numBlocks) + " blocks of " +
+          std::to_string(g.envelopeRows) + " rows and " +
+          std::to_string(c.numGroups) + " slots of " +
+          std::to_string(g.slotRows) + " rows do not fit " +
+          std::to_string(g.planeRows) + " plane rows (capacity " +
+          std::to_string(g.maxBlocks) + " blocks)");
+    m->boundary_ = g;
+    maxBlocks = g.maxBlocks;
+  }
+  auto blocks = BlockPool::create(c.numBlocks, maxBlocks);
   if (!blocks.ok())
     return blocks.error();
   m->blocks_ = std::make_unique<BlockPool>(blocks.take());
@@ -518,6 +538,186 @@ CacheFunnel CacheManager::funnel() const {
     f.fates.evicted = store_->evictions();
   }
   return f;
+}
+
+//===----------------------------------------------------------------------===//
+// Moving the boundary between the block pool and the state groups.
+//===----------------------------------------------------------------------===//
+
+int64_t PoolBoundaryGeometry::blocksFor(int64_t groups) const {
+  int64_t rows = (heldSlots() - groups) * slotRows;
+  return rows < 0 ? 0 : std::min(maxBlocks, rows / envelopeRows);
+}
+
+int64_t PoolBoundaryGeometry::groupsFor(int64_t blocks) const {
+  int64_t used = ceilDiv(blocks * envelopeRows, slotRows);
+  return std::max<int64_t>(0, heldSlots() - used);
+}
+
+namespace {
+
+/// Byte moves composed so that a destination that moves again is skipped:
+/// the bytes go from the first source straight to the last destination.
+template <typename Id> class MoveChain {
+public:
+  void add(Id from, Id to) {
+    auto it = byDst.find(from.value);
+    if (it != byDst.end()) { // `from` only ever held bytes still in flight
+      size_t i = it->second;
+      byDst.erase(it);
+      moves[i].second = to;
+      byDst[to.value] = i;
+      return;
+    }
+    byDst[to.value] = moves.size();
+    moves.push_back({from, to});
+  }
+  /// Where an id held before the move now lives.
+  Id follow(Id id) const {
+    auto it = bySrc.find(id.value);
+    return it == bySrc.end() ? id : it->second;
+  }
+  void seal() {
+    for (auto &m : moves)
+      bySrc[m.first.value] = m.second;
+  }
+  std::vector<std::pair<Id, Id>> moves;
+
+private:
+  std::unordered_map<int32_t, size_t> byDst;
+  std::unordered_map<int32_t, Id> bySrc;
+};
+
+std::string blockStopReason(const BlockPool &pool, BlockId top) {
+  std::string why = "top block " + std::to_string(top.value) + " is " +
+                    blockStateName(pool.state(top));
+  if (pool.state(top) == BlockState::Popped)
+    return why + " (taken off the free list, not yet allocated)";
+  return why + " and nothing is free to move it into";
+}
+
+} // namespace
+
+Result<BoundaryMove>
+CacheManager::moveBoundary(int64_t targetGroups,
+                           const std::vector<Request *> &live) {
+  if (!boundary_)
+    return Error::invalid("move_boundary: this cache manager has no boundary "
+                          "geometry (not a row-space model)");
+  const PoolBoundaryGeometry &g = *boundary_;
+  if (targetGroups < 0 || targetGroups > g.heldSlots())
+    return Error::invalid("move_boundary: target " + std::to_string(targetGroups) +
+                          " groups is outside [0, " +
+                          std::to_string(g.heldSlots()) + "] (the slots " +
+                          std::to_string(g.planeRows) + " plane rows hold)");
+  if (store_ && !store_->atRest())
+    return Error{ErrorKind::State,
+                 "move_boundary: PAGE checkpoint copies are queued or in "
+                 "flight; move the boundary between batches"};
+  for (const Request *r : live)
+    if (!r)
+      return Error::invalid("move_boundary: a null request in the live list");
+
+  BoundaryMove out;
+  MoveChain<BlockId> blockMoves;
+  MoveChain<GroupId> groupMoves;
+  int64_t groups = groups_->numGroups();
+  if (targetGroups > groups) {
+    // Grow the state side: free the rows of the new slots first.
+    int64_t cap = g.blocksFor(targetGroups);
+    while (blocks_->numBlocks() > cap) {
+      std::optional<BlockRetirement> r = blocks_->retireTop();
+      if (!r && store_)
+        r = blocks_->retireTopUnit(PageUnitCheckpointStore::kUnitTag);
+      if (!r) {
+        out.stopReason =
+            blockStopReason(*blocks_, BlockId(blocks_->numBlocks() - 1));
+        break;
+      }
+      ++out.blocksRetired;
+      if (!r->movedTo.valid())
+        continue;
+      blockMoves.add(r->retired, r->movedTo);
+      if (r->unitOwnerId) {
+        Status s = store_->relocateUnit(*r->unitOwnerId, r->unitPiece,
+                                        r->retired, r->movedTo);
+        if (!s.ok())
+          return s.error();
+        ++out.unitsMoved;
+      }
+    }
+    int64_t reach = std::min(targetGroups, g.groupsFor(blocks_->numBlocks()));
+    if (reach > groups) {
+      Status s = groups_->extend(reach - groups);
+      if (!s.ok())
+        return s.error();
+    }
+  } else {
+    // Grow the block side: give back groups from the top.
+    while (groups_->numGroups() > targetGroups) {
+      std::optional<GroupRetirement> r = groups_->retireTop();
+      if (!r) {
+        GroupId top(groups_->numGroups() - 1);
+        out.stopReason = "top group " + std::to_string(top.value) +
+                         (groups_->isPinned(top)
+                              ? " is pinned by a fork reader this pass"
+                              : " is live and no group is free to move it into");
+        break;
+      }
+      ++out.groupsRetired;
+      if (r->heldCheckpoint && !r->relocatedTo.valid())
+        ++out.checkpointsSpent;
+      if (!r->relocatedTo.valid())
+        continue;
+      if (r->heldCheckpoint)
+        ++out.checkpointsRehomed;
+      groupMoves.add(r->retired, r->relocatedTo);
+      if (store_)
+        store_->relocateSlot(SlotIndex(r->retired.value),
+                             SlotIndex(r->relocatedTo.value));
+    }
+  }
+  // Rows not enough for a whole slot go back to the block pool.
+  int64_t blockCap = g.blocksFor(groups_->numGroups());
+  if (blocks_->numBlocks() < blockCap) {
+    auto grown = blocks_->extend(blockCap - blocks_->numBlocks());
+    if (!grown.ok())
+      return grown.error();
+  }
+
+  blockMoves.seal();
+  groupMoves.seal();
+  for (Request *r : live) {
+    for (BlockId &b : r->blockTable) {
+      BlockId to = blockMoves.follow(b);
+      if (to != b) {
+        b = to;
+        ++out.tableEntriesRepointed;
+      }
+    }
+    r->state.group = groupMoves.follow(r->state.group);
+    r->state.forkSource = groupMoves.follow(r->state.forkSource);
+  }
+  out.blockMoves = std::move(blockMoves.moves);
+  for (auto &m : out.blockMoves) {
+    out.blockCopyIds.push_back(m.first.value);
+    out.blockCopyIds.push_back(m.second.value);
+  }
+  for (auto &m : groupMoves.moves) {
+    out.groupMoves.push_back(GroupRelocation{m.first, m.second});
+    out.slotCopyIds.push_back(g.physicalSlot(m.first));
+    out.slotCopyIds.push_back(g.physicalSlot(m.second));
+  }
+  out.numBlocks = blocks_->numBlocks();
+  out.numGroups = groups_->numGroups();
+  out.reachedTarget = out.numGroups == targetGroups;
+  if (out.reachedTarget)
+    out.stopReason.clear();
+  else if (out.stopReason.empty())
+    out.stopReason = "the rows above " + std::to_string(out.numBlocks) +
+                     " blocks hold " + std::to_string(g.groupsFor(out.numBlocks)) +
+                     " slots";
+  return out;
 }
 
 } // namespace poolrt

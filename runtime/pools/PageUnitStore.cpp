@@ -69,6 +69,26 @@ int32_t PageUnitCheckpointStore::slotOf(CheckpointId id) const {
   return idToSlot.find(uint64_t(id.value));
 }
 
+Status PageUnitCheckpointStore::relocateUnit(int64_t owner, int32_t piece,
+                                             BlockId from, BlockId to) {
+  int32_t s = slotOf(CheckpointId(owner));
+  if (s == kNil || piece < 0 ||
+      size_t(piece) >= slots[size_t(s)].unitIds.size() ||
+      slots[size_t(s)].unitIds[size_t(piece)] != from)
+    return Error{ErrorKind::Internal,
+                 "relocate_unit: checkpoint " + std::to_string(owner) +
+                     " does not hold unit " + std::to_string(from.value) +
+                     " as piece " + std::to_string(piece)};
+  slots[size_t(s)].unitIds[size_t(piece)] = to;
+  return Status();
+}
+
+void PageUnitCheckpointStore::relocateSlot(SlotIndex from, SlotIndex to) {
+  for (Intent &i : intents)
+    if (i.srcSlot == from)
+      i.srcSlot = to;
+}
+
 std::optional<CheckpointRecordView>
 PageUnitCheckpointStore::record(CheckpointId id) const {
   int32_t s = slotOf(id);

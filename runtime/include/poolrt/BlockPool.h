@@ -128,6 +128,10 @@ inline constexpr BlockId kNoBlock{};
 struct BlockRetirement {
   BlockId retired;
   BlockId movedTo;
+  /// Set when the retired block was a raw unit moved with retireTopUnit:
+  /// its owner's record must name movedTo as piece `unitPiece`.
+  std::optional<int64_t> unitOwnerId;
+  int32_t unitPiece = 0;
 };
 
 /// Who reserved a raw unit: a tag and a number, e.g. ("state-checkpoint", 7).
@@ -242,6 +246,11 @@ public:
   /// free to move it into. A held top moves into the next free block
   /// (vacant first, else the oldest cached, whose content is the price).
   std::optional<BlockRetirement> retireTop();
+  /// retireTop for a top that is a raw unit of `owner`'s tag: the unit
+  /// moves into the next free block, keeping its (owner, piece), and the
+  /// caller re-points the owner's record and copies the bytes. nullopt when
+  /// the top is not such a unit or nothing is free.
+  std::optional<BlockRetirement> retireTopUnit(const std::string &ownerTag);
 
   //--- debug --------------------------------------------------------------//
   /// Verify every invariant listed in the header comment; O(maxBlocks).

@@ -104,6 +104,47 @@ private:
   bool enabled;
 };
 
+/// The rows PAGE blocks and STATE slots share (a row-space model: both live
+/// in the same planes, blocks from row 0 up, slots from the top down), read
+/// from the artifact's row_space. With plane_rows fixed, every address is
+/// independent of the split, so the boundary can move at run time.
+struct PoolBoundaryGeometry {
+  int64_t envelopeRows = 0; // rows of one block
+  int64_t slotRows = 0;     // rows of one slot
+  int64_t planeRows = 0;    // fixed
+  int64_t slotPositions = 0; // physical slot of group g: positions - 1 - g
+  /// Blocks the artifact has room for outside the planes too (its rider
+  /// regions): the block pool never grows past this.
+  int64_t maxBlocks = 0;
+
+  int64_t heldSlots() const { return slotRows > 0 ? planeRows / slotRows : 0; }
+  /// Most blocks that fit below `groups` slots.
+  int64_t blocksFor(int64_t groups) const;
+  /// Most slots that fit above `blocks` blocks.
+  int64_t groupsFor(int64_t blocks) const;
+  int32_t physicalSlot(GroupId g) const {
+    return int32_t(slotPositions - 1 - g.value);
+  }
+};
+
+/// What moving the boundary did. The byte moves must run before the next
+/// forward, in any order (no id is both a source and a destination, and no
+/// destination appears twice): blockCopyIds feeds the block_copy kernel,
+/// slotCopyIds the slot_copy kernel, as (source, destination) pairs.
+struct BoundaryMove {
+  int64_t numBlocks = 0, numGroups = 0; // after the move
+  bool reachedTarget = false;
+  std::string stopReason; // why not, when !reachedTarget
+  std::vector<std::pair<BlockId, BlockId>> blockMoves;
+  std::vector<GroupRelocation> groupMoves;
+  std::vector<int32_t> blockCopyIds, slotCopyIds;
+  int64_t blocksRetired = 0, groupsRetired = 0;
+  int64_t unitsMoved = 0;        // PAGE units of stored checkpoints
+  int64_t checkpointsRehomed = 0; // checkpointed groups moved, not spent
+  int64_t checkpointsSpent = 0;   // checkpointed groups given up
+  int64_t tableEntriesRepointed = 0;
+};
+
 struct CacheManagerConfig {
   int64_t blockSize = 16;
   int64_t numBlocks = 0;
@@ -115,6 +156,8 @@ struct CacheManagerConfig {
   /// the block pool. The state groups are then plain slots (transfer must be
   /// none) and the PAGE-unit coordinator is the one state class.
   std::optional<PagedStateCheckpointSpec> pagedCheckpoints;
+  /// Row-space models: the shared rows, so moveBoundary can re-split them.
+  std::optional<PoolBoundaryGeometry> boundary;
 };
 
 /// Counters that merge across ranks by summation.
@@ -180,6 +223,20 @@ public:
 
   CacheFunnel funnel() const;
 
+  /// Re-split the shared rows so that there are `targetGroups` state
+  /// groups (row-space models only; call between batches: after
+  /// completePreviousStateBatch, before takeStateMaintenanceOps). Growing
+  /// retires blocks from the top (held ones and stored checkpoints' PAGE
+  /// units move down), shrinking retires groups from the top (live ones
+  /// move down, checkpoints are re-homed or spent) and gives the rows to
+  /// the block pool. Every request in `live` has its block table and group
+  /// re-pointed. Stops early, consistent, at a block or group that cannot
+  /// move this pass (a popped or pinned top, nothing free to move into);
+  /// the result says where and why. Errors: no boundary geometry, a target
+  /// outside [0, held slots], maintenance ops queued or in flight.
+  Result<BoundaryMove> moveBoundary(int64_t targetGroups,
+                                    const std::vector<Request *> &live);
+
 private:
   CacheManager() = default;
   /// Ensure r.hashCache covers `n` blocks; returns how many it covers.
@@ -202,6 +259,7 @@ private:
   std::vector<StateClass *> classes_;
   CacheFunnel funnel_;
   std::vector<BlockId> hitScratch_; // canAllocate: the hit's blocks
+  std::optional<PoolBoundaryGeometry> boundary_;
 };
 
 } // namespace poolrt

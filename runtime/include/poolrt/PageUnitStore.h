@@ -223,6 +223,22 @@ public:
   /// when none.
   const Status &health() const { return health_; }
 
+  //--- moving the pool boundary --------------------------------------------//
+  /// The owner tag of every unit this store reserves.
+  static constexpr const char *kUnitTag = "state-checkpoint";
+  /// Nothing is queued or in flight (stores, restores, intents' copies):
+  /// the units' bytes are at rest and may be moved.
+  bool atRest() const {
+    return inflightStores.empty() && inflightRestores.empty() &&
+           queuedRestores.empty();
+  }
+  /// Piece `piece` of checkpoint `owner` moved from unit `from` to `to`
+  /// (BlockPool::retireTopUnit); the caller copies the bytes. Internal
+  /// error when the record does not hold `from` there.
+  Status relocateUnit(int64_t owner, int32_t piece, BlockId from, BlockId to);
+  /// A slot moved (StateGroupPool::retireTop): pending intents read `to`.
+  void relocateSlot(SlotIndex from, SlotIndex to);
+
   /// Verify the invariants above (and the pool's); O(records + pool).
   Status checkInvariants() const;
 
@@ -254,7 +270,7 @@ private:
   void lruPushBack(int32_t slot);
   void lruUnlink(int32_t slot);
   UnitOwner ownerOf(CheckpointId id) const {
-    return UnitOwner{"state-checkpoint", id.value};
+    return UnitOwner{kUnitTag, id.value};
   }
 
   BlockPool &pool;
