@@ -135,6 +135,7 @@ PYBIND11_MODULE(poolrt, m) {
            py::arg("prompt"))
       .def_readwrite("num_cached_tokens", &Request::numCachedTokens)
       .def_readonly("checkpoint_demand_pos", &Request::checkpointDemandPos)
+      .def_property_readonly("group", [](const Request &r) { return r.state.group.value; })
       .def_property_readonly("block_table", [](const Request &r) {
         std::vector<int32_t> ids;
         for (BlockId b : r.blockTable)
@@ -144,8 +145,19 @@ PYBIND11_MODULE(poolrt, m) {
 
   py::class_<CacheManager>(m, "CacheManager")
       .def(py::init([](int64_t blockSize, int64_t numBlocks, int64_t numGroups,
-                       StateTransfer transfer, int64_t interval, bool prefixCaching) {
+                       StateTransfer transfer, int64_t interval, bool prefixCaching,
+                       py::object boundary) {
              CacheManagerConfig c;
+             if (!boundary.is_none()) {
+               py::dict b = boundary.cast<py::dict>();
+               PoolBoundaryGeometry g;
+               g.envelopeRows = b["envelope_rows"].cast<int64_t>();
+               g.slotRows = b["slot_rows"].cast<int64_t>();
+               g.planeRows = b["plane_rows"].cast<int64_t>();
+               g.slotPositions = b["slot_positions"].cast<int64_t>();
+               g.maxBlocks = b["max_blocks"].cast<int64_t>();
+               c.boundary = g;
+             }
              c.blockSize = blockSize;
              c.numBlocks = numBlocks;
              c.numGroups = numGroups;
@@ -156,7 +168,27 @@ PYBIND11_MODULE(poolrt, m) {
            }),
            py::arg("block_size"), py::arg("num_blocks"), py::arg("num_groups") = 0,
            py::arg("transfer") = StateTransfer::none(), py::arg("interval") = 8192,
-           py::arg("prefix_caching") = true)
+           py::arg("prefix_caching") = true, py::arg("boundary") = py::none(),
+           "boundary: {envelope_rows, slot_rows, plane_rows, slot_positions, "
+           "max_blocks} of a row-space artifact, to allow move_boundary")
+      .def("move_boundary", [](CacheManager &m, int64_t target, py::list live) {
+        std::vector<Request *> ptrs;
+        for (py::handle h : live)
+          ptrs.push_back(h.cast<Request *>());
+        BoundaryMove mv = take(m.moveBoundary(target, ptrs));
+        py::dict d;
+        d["num_blocks"] = mv.numBlocks;
+        d["num_groups"] = mv.numGroups;
+        d["reached_target"] = mv.reachedTarget;
+        d["stop_reason"] = mv.stopReason;
+        d["block_copy_ids"] = mv.blockCopyIds;
+        d["slot_copy_ids"] = mv.slotCopyIds;
+        d["units_moved"] = mv.unitsMoved;
+        d["table_entries_repointed"] = mv.tableEntriesRepointed;
+        return d;
+      }, py::arg("target_groups"), py::arg("live"),
+         "Re-split the rows blocks and slots share; returns the byte moves "
+         "(block_copy / slot_copy id pairs) to run before the next forward")
       .def_property_readonly("interval", &CacheManager::interval)
       .def("can_allocate", &CacheManager::canAllocate)
       .def("allocate", [](CacheManager &m, Request &r, int64_t hit) { check(m.allocate(r, hit)); })

@@ -54,6 +54,22 @@ def main():
         pass
     else:
         raise AssertionError("fork(0) accepted")
+    # Moving the boundary: a stateful request's slot, then more slots.
+    geo = {"envelope_rows": 1, "slot_rows": 4, "plane_rows": 40,
+           "slot_positions": 10, "max_blocks": 32}
+    m = poolrt.CacheManager(block_size=4, num_blocks=32, num_groups=2,
+                            interval=0, boundary=geo)
+    r = poolrt.Request(list(range(40)))
+    m.allocate(r, m.can_allocate(r))
+    mv = m.move_boundary(5, [r])
+    assert mv["reached_target"] and mv["num_groups"] == 5, mv
+    assert mv["num_blocks"] == 20 and mv["block_copy_ids"] == [], mv
+    try:
+        m.move_boundary(11, [r])
+    except ValueError as e:
+        assert "outside [0, 10]" in str(e), e
+    else:
+        raise AssertionError("a target past the plane accepted")
     print("python module: 1 passed, 0 failed")
     return 0
 
