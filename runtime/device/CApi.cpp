@@ -6,9 +6,13 @@
 #include "poolrt/BlockHash.h"
 #include "poolrt/BlockPool.h"
 #include "poolrt/Device.h"
+#include "poolrt/Arena.h"
+#include "poolrt/CacheManager.h"
 #include "poolrt/Kernels.h"
+#include "poolrt/Setup.h"
 
 #include <cstring>
+#include <memory>
 #include <new>
 
 using namespace poolrt;
@@ -19,6 +23,23 @@ struct poolrt_artifact {
 };
 struct poolrt_block_pool {
   BlockPool pool;
+};
+struct poolrt_device {
+  std::unique_ptr<Device> device;
+};
+struct poolrt_arena {
+  poolrt_device *device;
+  const poolrt_artifact *artifact;
+  DeviceArena arena;
+  KernelLauncher launcher;
+};
+struct poolrt_request {
+  Request request;
+};
+struct poolrt_cache {
+  std::unique_ptr<CacheManager> manager;
+  std::optional<PoolBoundaryGeometry> boundary;
+  std::vector<int32_t> blockCopy, slotCopy, imageStore, imageRestore;
 };
 
 namespace {
@@ -158,6 +179,296 @@ uint64_t poolrt_hash_block(int hasParent, uint64_t parent, const int64_t *tokens
   if (hasParent)
     p = parent;
   return hashBlock(p, tokens, n);
+}
+
+//===--- Devices, the arena, the kernels ----------------------------------===//
+
+poolrt_status poolrt_device_open(const char *backend, poolrt_device **out,
+                                 char *err, size_t len) {
+  if (!backend || !out)
+    return report(Error::invalid("poolrt_device_open: null argument"), err, len);
+  auto d = openDevice(backend);
+  if (!d.ok())
+    return report(d.error(), err, len);
+  *out = new (std::nothrow) poolrt_device{d.take()};
+  return *out ? POOLRT_OK : report(Error{ErrorKind::State, "out of memory"}, err, len);
+}
+void poolrt_device_close(poolrt_device *d) { delete d; }
+
+poolrt_status poolrt_arena_create(poolrt_device *d, const poolrt_artifact *a,
+                                  poolrt_arena **out, char *err, size_t len) {
+  if (!d || !a || !out)
+    return report(Error::invalid("poolrt_arena_create: null argument"), err, len);
+  Status loaded = d->device->loadKernels(a->artifact);
+  if (!loaded.ok())
+    return report(loaded, err, len);
+  auto arena = DeviceArena::create(*d->device, a->artifact);
+  if (!arena.ok())
+    return report(arena.error(), err, len);
+  DevicePtr base = arena->base();
+  *out = new (std::nothrow)
+      poolrt_arena{d, a, arena.take(), KernelLauncher(*d->device, base)};
+  return *out ? POOLRT_OK : report(Error{ErrorKind::State, "out of memory"}, err, len);
+}
+void poolrt_arena_destroy(poolrt_arena *arena) { delete arena; }
+uint64_t poolrt_arena_base(const poolrt_arena *arena) {
+  return arena ? arena->arena.base().addr : 0;
+}
+
+poolrt_status poolrt_arena_view(const poolrt_arena *arena, const char *what,
+                                poolrt_view *out, char *err, size_t len) {
+  if (!arena || !what || !out)
+    return report(Error::invalid("poolrt_arena_view: null argument"), err, len);
+  std::string w = what;
+  size_t colon = w.find(':');
+  std::string kind = w.substr(0, colon), name = colon == std::string::npos ? "" : w.substr(colon + 1);
+  Result<TensorView> v = Error::invalid(
+      "poolrt_arena_view: '" + w + "' is not plane:NAME, class:NAME or field:NAME");
+  if (colon != std::string::npos && kind == "plane")
+    v = arena->arena.plane(name);
+  else if (colon != std::string::npos && kind == "class")
+    v = arena->arena.classRegion(name);
+  else if (colon != std::string::npos && kind == "field")
+    v = arena->arena.field(name);
+  if (!v.ok())
+    return report(v.error(), err, len);
+  if (v->shape.size() > 8)
+    return report(Error::invalid("poolrt_arena_view: '" + w + "' has " +
+                                 std::to_string(v->shape.size()) +
+                                 " dimensions, more than 8"),
+                  err, len);
+  *out = poolrt_view{};
+  out->data = v->data;
+  out->device_type = v->deviceType;
+  out->device_id = v->deviceId;
+  out->dtype_code = v->dtypeCode;
+  out->dtype_bits = v->dtypeBits;
+  out->dtype_lanes = v->dtypeLanes;
+  out->ndim = int32_t(v->shape.size());
+  for (size_t i = 0; i < v->shape.size(); ++i) {
+    out->shape[i] = v->shape[i];
+    out->strides[i] = v->strides[i];
+  }
+  out->byte_offset = v->byteOffset;
+  return POOLRT_OK;
+}
+
+poolrt_status poolrt_arena_launch(poolrt_arena *arena, const char *kind,
+                                  const int32_t *ids, size_t n, uint64_t staging,
+                                  char *err, size_t len) {
+  if (!arena || !kind || (!ids && n))
+    return report(Error::invalid("poolrt_arena_launch: null argument"), err, len);
+  const KernelInfo *k = arena->artifact->kernels.byKind(kind);
+  if (!k)
+    return report(Error{ErrorKind::Lookup, std::string("poolrt_arena_launch: the "
+                                                       "artifact has no ") +
+                                               kind + " kernel"},
+                  err, len);
+  std::vector<int32_t> list(ids, ids + n);
+  return report(arena->launcher.run(*k, list, DevicePtr{staging}), err, len);
+}
+
+poolrt_status poolrt_arena_synchronize(poolrt_arena *arena, char *err, size_t len) {
+  if (!arena)
+    return report(Error::invalid("poolrt_arena_synchronize: null arena"), err, len);
+  return report(arena->device->device->synchronize(), err, len);
+}
+
+//===--- The cache manager ------------------------------------------------===//
+
+poolrt_status poolrt_cache_create(const poolrt_artifact *a, int64_t interval,
+                                  int prefixCaching, poolrt_cache **out,
+                                  char *err, size_t len) {
+  if (!a || !out)
+    return report(Error::invalid("poolrt_cache_create: null argument"), err, len);
+  auto cfg = cacheManagerConfig(a->artifact, CachePolicy{interval, prefixCaching != 0});
+  if (!cfg.ok())
+    return report(cfg.error(), err, len);
+  auto m = CacheManager::create(*cfg);
+  if (!m.ok())
+    return report(m.error(), err, len);
+  *out = new (std::nothrow) poolrt_cache{m.take(), cfg->boundary, {}, {}, {}, {}};
+  return *out ? POOLRT_OK : report(Error{ErrorKind::State, "out of memory"}, err, len);
+}
+void poolrt_cache_destroy(poolrt_cache *c) { delete c; }
+int32_t poolrt_cache_num_blocks(const poolrt_cache *c) {
+  return c ? c->manager->blocks().numBlocks() : 0;
+}
+int32_t poolrt_cache_num_free_blocks(const poolrt_cache *c) {
+  return c ? c->manager->blocks().numFree() : 0;
+}
+int32_t poolrt_cache_num_groups(const poolrt_cache *c) {
+  return c && c->manager->groups() ? c->manager->groups()->numGroups() : 0;
+}
+
+poolrt_status poolrt_request_create(int64_t id, const int64_t *prompt, size_t n,
+                                    int stateful, poolrt_request **out,
+                                    char *err, size_t len) {
+  if (!out || (!prompt && n))
+    return report(Error::invalid("poolrt_request_create: null argument"), err, len);
+  *out = new (std::nothrow) poolrt_request{};
+  if (!*out)
+    return report(Error{ErrorKind::State, "out of memory"}, err, len);
+  Request &r = (*out)->request;
+  r.id = id;
+  r.tokens.assign(prompt, prompt + n);
+  r.numPromptTokens = int64_t(n);
+  r.state.hasPerReqCache = stateful != 0;
+  r.state.numTokens = int64_t(n);
+  return POOLRT_OK;
+}
+void poolrt_request_destroy(poolrt_request *r) { delete r; }
+poolrt_status poolrt_request_append(poolrt_request *r, const int64_t *t, size_t n,
+                                    char *err, size_t len) {
+  if (!r || (!t && n))
+    return report(Error::invalid("poolrt_request_append: null argument"), err, len);
+  r->request.tokens.insert(r->request.tokens.end(), t, t + n);
+  r->request.state.numTokens = r->request.numTokens();
+  return POOLRT_OK;
+}
+size_t poolrt_request_block_table(const poolrt_request *r, int32_t *out, size_t cap) {
+  if (!r)
+    return 0;
+  const std::vector<BlockId> &t = r->request.blockTable;
+  for (size_t i = 0; out && i < cap && i < t.size(); ++i)
+    out[i] = t[i].value;
+  return t.size();
+}
+int32_t poolrt_request_group(const poolrt_request *r) {
+  return r ? r->request.state.group.value : -1;
+}
+int32_t poolrt_request_fork_source(const poolrt_request *r) {
+  return r ? r->request.state.forkSource.value : -1;
+}
+int64_t poolrt_request_num_cached_tokens(const poolrt_request *r) {
+  return r ? r->request.numCachedTokens : 0;
+}
+void poolrt_request_set_num_cached_tokens(poolrt_request *r, int64_t n) {
+  if (r)
+    r->request.numCachedTokens = n;
+}
+
+int64_t poolrt_cache_can_allocate(poolrt_cache *c, poolrt_request *r) {
+  return c && r ? c->manager->canAllocate(r->request) : -1;
+}
+poolrt_status poolrt_cache_allocate(poolrt_cache *c, poolrt_request *r,
+                                    int64_t hit, char *err, size_t len) {
+  if (!c || !r)
+    return report(Error::invalid("poolrt_cache_allocate: null argument"), err, len);
+  return report(c->manager->allocate(r->request, hit), err, len);
+}
+poolrt_status poolrt_cache_hash_blocks(poolrt_cache *c, poolrt_request *r,
+                                       int64_t numNew, int64_t nextForward,
+                                       char *err, size_t len) {
+  if (!c || !r)
+    return report(Error::invalid("poolrt_cache_hash_blocks: null argument"), err, len);
+  std::optional<int64_t> next;
+  if (nextForward >= 0)
+    next = nextForward;
+  return report(c->manager->hashBlocks(r->request, numNew, std::nullopt, next), err, len);
+}
+poolrt_status poolrt_cache_deallocate(poolrt_cache *c, poolrt_request *r,
+                                      char *err, size_t len) {
+  if (!c || !r)
+    return report(Error::invalid("poolrt_cache_deallocate: null argument"), err, len);
+  return report(c->manager->deallocate(r->request), err, len);
+}
+int64_t poolrt_cache_prefill_chunk(poolrt_cache *c, poolrt_request *r,
+                                   int64_t start, int64_t chunk) {
+  return c && r ? c->manager->finalizePrefillChunk(r->request, start, chunk) : 0;
+}
+void poolrt_cache_complete_previous_batch(poolrt_cache *c) {
+  if (c)
+    c->manager->completePreviousStateBatch();
+}
+
+poolrt_status poolrt_cache_take_state_ops(poolrt_cache *c, size_t *numStores,
+                                          size_t *numRestores, char *err,
+                                          size_t len) {
+  if (!c)
+    return report(Error::invalid("poolrt_cache_take_state_ops: null cache"), err, len);
+  auto ops = c->manager->takeStateMaintenanceOps();
+  auto slotId = [&](int32_t group) {
+    return c->boundary ? c->boundary->physicalSlot(GroupId(group)) : group;
+  };
+  c->imageStore.clear();
+  c->imageRestore.clear();
+  for (const CheckpointStoreOp &op : ops.stores) {
+    c->imageStore.push_back(slotId(op.srcSlot.value));
+    for (BlockId u : op.unitIds)
+      c->imageStore.push_back(u.value);
+  }
+  for (const CheckpointRestoreOp &op : ops.restores) {
+    c->imageRestore.push_back(slotId(op.dstSlot.value));
+    for (BlockId u : op.unitIds)
+      c->imageRestore.push_back(u.value);
+  }
+  if (numStores)
+    *numStores = ops.stores.size();
+  if (numRestores)
+    *numRestores = ops.restores.size();
+  return POOLRT_OK;
+}
+
+void poolrt_cache_get_counters(const poolrt_cache *c, poolrt_cache_counters *out) {
+  if (!out)
+    return;
+  *out = poolrt_cache_counters{};
+  if (!c)
+    return;
+  CacheFunnel f = c->manager->funnel();
+  out->demands_recorded = f.demandsRecorded;
+  out->demands_declined_no_room = f.demandsDeclinedNoRoom;
+  out->chunks_cut_for_demand = f.chunksCutForDemand;
+  out->checkpoints_kept = f.fates.kept;
+  out->checkpoints_dropped = f.fates.dropped;
+  out->checkpoints_evicted = f.fates.evicted;
+  out->checkpoints_orphaned = f.fates.orphaned;
+  out->blocks_evicted = f.blocksEvicted;
+}
+
+poolrt_status poolrt_cache_move_boundary(poolrt_cache *c, int64_t target,
+                                         poolrt_request *const *live, size_t n,
+                                         poolrt_boundary_move *out, char *err,
+                                         size_t len) {
+  if (!c || (!live && n))
+    return report(Error::invalid("poolrt_cache_move_boundary: null argument"), err, len);
+  std::vector<Request *> ptrs;
+  for (size_t i = 0; i < n; ++i)
+    ptrs.push_back(live[i] ? &live[i]->request : nullptr);
+  auto mv = c->manager->moveBoundary(target, ptrs);
+  if (!mv.ok())
+    return report(mv.error(), err, len);
+  c->blockCopy = std::move(mv->blockCopyIds);
+  c->slotCopy = std::move(mv->slotCopyIds);
+  if (out) {
+    *out = poolrt_boundary_move{};
+    out->num_blocks = mv->numBlocks;
+    out->num_groups = mv->numGroups;
+    out->reached_target = mv->reachedTarget ? 1 : 0;
+    out->block_moves = int64_t(c->blockCopy.size() / 2);
+    out->slot_moves = int64_t(c->slotCopy.size() / 2);
+    out->units_moved = mv->unitsMoved;
+    std::strncpy(out->stop_reason, mv->stopReason.c_str(),
+                 sizeof out->stop_reason - 1);
+  }
+  return POOLRT_OK;
+}
+
+const int32_t *poolrt_cache_ops(const poolrt_cache *c, const char *which,
+                                size_t *n) {
+  const std::vector<int32_t> *v = nullptr;
+  if (c && which) {
+    std::string w = which;
+    v = w == "block_copy"      ? &c->blockCopy
+        : w == "slot_copy"     ? &c->slotCopy
+        : w == "image_store"   ? &c->imageStore
+        : w == "image_restore" ? &c->imageRestore
+                               : nullptr;
+  }
+  if (n)
+    *n = v ? v->size() : 0;
+  return v && !v->empty() ? v->data() : nullptr;
 }
 
 } // extern "C"

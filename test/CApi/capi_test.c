@@ -1,4 +1,7 @@
-/* The C API from C: artifact, backends, block pool misuse. */
+/* The C API from C: artifact, backends, block pool misuse; with a second
+ * (row-space, copy-transfer) artifact: the host device, the arena and its
+ * views, kernel launches, and the cache manager: admission, publication, a
+ * checkpoint store op, moving the boundary, counters. */
 #include "poolrt/poolrt.h"
 
 #include <stdio.h>
@@ -18,7 +21,7 @@ static int failed = 0, passed = 0;
 int main(int argc, char **argv) {
   char err[256];
   poolrt_artifact *a = NULL;
-  EXPECT(argc == 2);
+  EXPECT(argc == 2 || argc == 3);
   EXPECT(poolrt_artifact_open(argv[1], &a, err, sizeof err) == POOLRT_OK);
   if (a) {
     EXPECT(strncmp(poolrt_artifact_fingerprint(a), "0x", 2) == 0);
@@ -51,6 +54,80 @@ int main(int argc, char **argv) {
   EXPECT(strlen(err) > 0);
   EXPECT(poolrt_block_pool_claim(p, 99, err, sizeof err) != POOLRT_OK);
   poolrt_block_pool_destroy(p);
+
+  if (argc == 3) {
+    poolrt_artifact *v4 = NULL;
+    poolrt_device *dev = NULL;
+    poolrt_arena *arena = NULL;
+    poolrt_cache *cache = NULL;
+    EXPECT(poolrt_artifact_open(argv[2], &v4, err, sizeof err) == POOLRT_OK);
+    EXPECT(poolrt_device_open("host", &dev, err, sizeof err) == POOLRT_OK);
+    EXPECT(poolrt_device_open("bogus", &(poolrt_device *){NULL}, err, sizeof err) != POOLRT_OK);
+    if (v4 && dev &&
+        poolrt_arena_create(dev, v4, &arena, err, sizeof err) == POOLRT_OK) {
+      poolrt_view view;
+      EXPECT(poolrt_arena_view(arena, "plane:nope", &view, err, sizeof err) == POOLRT_OK);
+      EXPECT(view.ndim == 2 && view.shape[1] == 512 && view.device_type == 1);
+      EXPECT(view.data == poolrt_arena_base(arena));
+      EXPECT(poolrt_arena_view(arena, "plane:nosuch", &view, err, sizeof err) != POOLRT_OK);
+      EXPECT(poolrt_arena_view(arena, "nonsense", &view, err, sizeof err) == POOLRT_INVALID_ARGUMENT);
+      int32_t bad[2] = {0, 1 << 30};
+      EXPECT(poolrt_arena_launch(arena, "block_copy", bad, 2, 0, err, sizeof err) != POOLRT_OK);
+      EXPECT(poolrt_arena_launch(arena, "no_such_kind", bad, 2, 0, err, sizeof err) == POOLRT_LOOKUP);
+    } else {
+      EXPECT(0 && "arena on the host device");
+      printf("%s\n", err);
+    }
+    EXPECT(poolrt_cache_create(v4, 1024, 1, &cache, err, sizeof err) == POOLRT_OK);
+    if (cache && arena) {
+      int32_t groups0 = poolrt_cache_num_groups(cache);
+      int32_t blocks0 = poolrt_cache_num_blocks(cache);
+      EXPECT(groups0 == 4 && blocks0 > 0);
+      int64_t prompt[5 * 256 + 3];
+      for (int i = 0; i < 5 * 256 + 3; ++i)
+        prompt[i] = 11 + 5 * i;
+      poolrt_request *r = NULL;
+      EXPECT(poolrt_request_create(1, prompt, 5 * 256 + 3, 1, &r, err, sizeof err) == POOLRT_OK);
+      EXPECT(poolrt_cache_can_allocate(cache, r) == 0);
+      EXPECT(poolrt_cache_allocate(cache, r, 0, err, sizeof err) == POOLRT_OK);
+      int32_t table[16];
+      EXPECT(poolrt_request_block_table(r, table, 16) == 6);
+      EXPECT(poolrt_request_group(r) >= 0);
+      /* The ladder: the first chunk ends on the 1024-token rung. */
+      int64_t chunk = poolrt_cache_prefill_chunk(cache, r, 0, 5 * 256 + 3);
+      EXPECT(chunk == 1024);
+      EXPECT(poolrt_cache_hash_blocks(cache, r, chunk, 259, err, sizeof err) == POOLRT_OK);
+      poolrt_request_set_num_cached_tokens(r, chunk);
+      size_t stores = 0, restores = 0, nids = 0;
+      EXPECT(poolrt_cache_take_state_ops(cache, &stores, &restores, err, sizeof err) == POOLRT_OK);
+      EXPECT(stores == 1 && restores == 0);
+      const int32_t *ids = poolrt_cache_ops(cache, "image_store", &nids);
+      EXPECT(ids != NULL && nids == 6); /* the slot, then its 5 PAGE units */
+      poolrt_cache_complete_previous_batch(cache);
+      poolrt_cache_counters ctr;
+      poolrt_cache_get_counters(cache, &ctr);
+      EXPECT(ctr.checkpoints_kept == 1);
+      /* More slots: blocks retire from the top, the request follows. */
+      poolrt_boundary_move mv;
+      poolrt_request *live[1] = {r};
+      EXPECT(poolrt_cache_move_boundary(cache, groups0 + 2, live, 1, &mv, err, sizeof err) == POOLRT_OK);
+      EXPECT(mv.reached_target == 1 && mv.num_groups == groups0 + 2);
+      EXPECT(mv.num_blocks < blocks0 && poolrt_cache_num_blocks(cache) == mv.num_blocks);
+      size_t nb = 0;
+      const int32_t *moves = poolrt_cache_ops(cache, "block_copy", &nb);
+      EXPECT(nb == (size_t)(2 * mv.block_moves));
+      if (nb)
+        EXPECT(poolrt_arena_launch(arena, "block_copy", moves, nb, 0, err, sizeof err) == POOLRT_OK);
+      EXPECT(poolrt_cache_move_boundary(cache, 100000, live, 1, &mv, err, sizeof err) == POOLRT_INVALID_ARGUMENT);
+      EXPECT(strstr(err, "outside") != NULL);
+      EXPECT(poolrt_cache_deallocate(cache, r, err, sizeof err) == POOLRT_OK);
+      poolrt_request_destroy(r);
+    }
+    poolrt_cache_destroy(cache);
+    poolrt_arena_destroy(arena);
+    poolrt_device_close(dev);
+    poolrt_artifact_close(v4);
+  }
   printf("%d passed, %d failed\n", passed, failed);
   return failed ? 1 : 0;
 }

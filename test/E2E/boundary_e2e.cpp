@@ -20,6 +20,7 @@
 #include "poolrt/CacheManager.h"
 #include "poolrt/Device.h"
 #include "poolrt/Kernels.h"
+#include "poolrt/Setup.h"
 
 #include <nlohmann/json.hpp>
 
@@ -62,18 +63,16 @@ int main(int argc, char **argv) {
   nlohmann::json layout = e2e::layoutOf(*artifact);
   const nlohmann::json &rs = layout["row_space"];
   int64_t blockSize = layout["geometry"]["block_size"].get<int64_t>();
-  PoolBoundaryGeometry geo;
-  geo.envelopeRows = rs["envelope_rows"].get<int64_t>();
-  geo.slotRows = rs["slot_rows"].get<int64_t>();
-  geo.planeRows = rs["plane_rows"].get<int64_t>();
-  geo.slotPositions = rs["slot_positions"].get<int64_t>();
-  geo.maxBlocks = rs["num_blocks"].get<int64_t>();
-  CacheManagerConfig cfg;
-  cfg.blockSize = blockSize;
-  cfg.numBlocks = rs["num_blocks"].get<int64_t>();
-  cfg.numGroups = rs["num_slots"].get<int64_t>();
-  cfg.checkpointIntervalTokens = 0; // plain slots: this test moves bytes only
-  cfg.boundary = geo;
+  // Every count from the artifact; plain slots (no checkpoints): this test
+  // moves bytes only.
+  auto cfgOr = cacheManagerConfig(*artifact, CachePolicy{0, true});
+  expect(cfgOr.ok() && cfgOr->boundary.has_value(),
+         "configuration and boundary geometry from the artifact");
+  if (!cfgOr.ok() || !cfgOr->boundary)
+    return 1;
+  CacheManagerConfig cfg = *cfgOr;
+  cfg.pagedCheckpoints.reset();
+  const PoolBoundaryGeometry geo = *cfg.boundary;
   auto mOr = CacheManager::create(cfg);
   expect(mOr.ok(), "cache manager with a boundary geometry");
   if (!mOr.ok()) {

@@ -1,7 +1,10 @@
 /*===- poolrt.h - The C API of libpoolrt ------------------------*- C -*-===*\
  *
- * For engines that are not C++: artifacts, backends, the block pool and the
- * state-group pool. Every call returns POOLRT_OK or an error code, and
+ * For engines that are not C++: artifacts, backends, the device arena and
+ * the generated kernels, the block pool, and the cache manager (requests,
+ * admission, publication, checkpoints, the moving pool boundary, the
+ * counters), configured from the artifact. Every call returns POOLRT_OK or
+ * an error code, and
  * writes a message naming the operation and the id into the caller's buffer
  * when one is given. Handles are opaque; nothing here throws or aborts.
  *
@@ -66,6 +69,142 @@ poolrt_status poolrt_block_pool_publish(poolrt_block_pool *p, int32_t block,
 /* Chained block hash (XXH64; `has_parent` 0 for the first block). */
 uint64_t poolrt_hash_block(int has_parent, uint64_t parent,
                            const int64_t *tokens, size_t num_tokens);
+
+/*--- Devices, the arena and the generated kernels -------------------------*/
+typedef struct poolrt_device poolrt_device;
+typedef struct poolrt_arena poolrt_arena;
+
+/* "host", "cuda" or "hip"; an absent backend is an error, not a crash. */
+poolrt_status poolrt_device_open(const char *backend, poolrt_device **out,
+                                 char *err, size_t err_len);
+void poolrt_device_close(poolrt_device *d);
+/* One allocation of the artifact's allocation_bytes on `d`, carved at its
+ * offsets, with the artifact's code for this backend loaded. The device and
+ * artifact must outlive the arena. */
+poolrt_status poolrt_arena_create(poolrt_device *d, const poolrt_artifact *a,
+                                  poolrt_arena **out, char *err, size_t err_len);
+void poolrt_arena_destroy(poolrt_arena *arena);
+/* The device address of the allocation. */
+uint64_t poolrt_arena_base(const poolrt_arena *arena);
+
+/* A DLPack-compatible view (DLTensor fields; strides in elements). */
+typedef struct {
+  uint64_t data;
+  int32_t device_type; /* DLDeviceType: 1 CPU, 2 CUDA, 10 ROCm */
+  int32_t device_id;
+  uint8_t dtype_code; /* DLDataTypeCode */
+  uint8_t dtype_bits;
+  uint16_t dtype_lanes;
+  int32_t ndim; /* <= 8 */
+  int64_t shape[8];
+  int64_t strides[8];
+  uint64_t byte_offset;
+} poolrt_view;
+/* `what` is "plane:NAME", "class:NAME" or "field:NAME". */
+poolrt_status poolrt_arena_view(const poolrt_arena *arena, const char *what,
+                                poolrt_view *out, char *err, size_t err_len);
+/* Launch the artifact's kernel of `kind` (slot_copy, block_copy,
+ * image_gather, ...) on `num_ids` ids, every id checked against its range
+ * and the batch checked for conflicting writes first. `staging` is a
+ * device address (0 when the kernel has no staging side). */
+poolrt_status poolrt_arena_launch(poolrt_arena *arena, const char *kind,
+                                  const int32_t *ids, size_t num_ids,
+                                  uint64_t staging, char *err, size_t err_len);
+poolrt_status poolrt_arena_synchronize(poolrt_arena *arena, char *err,
+                                       size_t err_len);
+
+/*--- The cache manager -----------------------------------------------------*/
+typedef struct poolrt_cache poolrt_cache;
+typedef struct poolrt_request poolrt_request;
+
+/* Block size, blocks, groups, the state transfer, PAGE-unit checkpoints and
+ * the boundary geometry all come from the artifact; the caller sets the
+ * checkpoint interval (tokens; 0 turns the ladder off) and prefix caching. */
+poolrt_status poolrt_cache_create(const poolrt_artifact *a,
+                                  int64_t checkpoint_interval_tokens,
+                                  int prefix_caching, poolrt_cache **out,
+                                  char *err, size_t err_len);
+void poolrt_cache_destroy(poolrt_cache *c);
+int32_t poolrt_cache_num_blocks(const poolrt_cache *c);
+int32_t poolrt_cache_num_free_blocks(const poolrt_cache *c);
+int32_t poolrt_cache_num_groups(const poolrt_cache *c);
+
+/* A request: `id` names it to the checkpoint store; `stateful` 0 for a
+ * request without per-request state. */
+poolrt_status poolrt_request_create(int64_t id, const int64_t *prompt,
+                                    size_t num_tokens, int stateful,
+                                    poolrt_request **out, char *err,
+                                    size_t err_len);
+void poolrt_request_destroy(poolrt_request *r);
+/* Generated tokens (tokens only grow). */
+poolrt_status poolrt_request_append(poolrt_request *r, const int64_t *tokens,
+                                    size_t n, char *err, size_t err_len);
+/* Copies up to `cap` block ids; returns the table's length. */
+size_t poolrt_request_block_table(const poolrt_request *r, int32_t *out,
+                                  size_t cap);
+int32_t poolrt_request_group(const poolrt_request *r); /* -1: none */
+int32_t poolrt_request_fork_source(const poolrt_request *r); /* -1: none */
+int64_t poolrt_request_num_cached_tokens(const poolrt_request *r);
+void poolrt_request_set_num_cached_tokens(poolrt_request *r, int64_t n);
+
+/* Prefix hit in blocks, or -1 when the request cannot be admitted now. */
+int64_t poolrt_cache_can_allocate(poolrt_cache *c, poolrt_request *r);
+poolrt_status poolrt_cache_allocate(poolrt_cache *c, poolrt_request *r,
+                                    int64_t hit_blocks, char *err,
+                                    size_t err_len);
+/* After a forward over `num_new_tokens` from the request's cached tokens:
+ * publish the full blocks, keep checkpoints; `next_forward_tokens` < 0
+ * means unknown. */
+poolrt_status poolrt_cache_hash_blocks(poolrt_cache *c, poolrt_request *r,
+                                       int64_t num_new_tokens,
+                                       int64_t next_forward_tokens, char *err,
+                                       size_t err_len);
+poolrt_status poolrt_cache_deallocate(poolrt_cache *c, poolrt_request *r,
+                                      char *err, size_t err_len);
+/* The prefill chunk to schedule from `start` (spec 10: aligned, cut on
+ * checkpoint rungs and demand positions). */
+int64_t poolrt_cache_prefill_chunk(poolrt_cache *c, poolrt_request *r,
+                                   int64_t start, int64_t chunk);
+/* Top of every scheduling pass. */
+void poolrt_cache_complete_previous_batch(poolrt_cache *c);
+
+/* PAGE-unit checkpoint copies for the batch being built: after this call,
+ * poolrt_cache_ops returns the image_store / image_restore id tuples
+ * (slot, then its units) and their count. */
+poolrt_status poolrt_cache_take_state_ops(poolrt_cache *c, size_t *num_stores,
+                                          size_t *num_restores, char *err,
+                                          size_t err_len);
+
+/* Counters that merge across ranks by summation. */
+typedef struct {
+  int64_t demands_recorded, demands_declined_no_room, chunks_cut_for_demand;
+  int64_t checkpoints_kept, checkpoints_dropped, checkpoints_evicted,
+      checkpoints_orphaned;
+  int64_t blocks_evicted;
+} poolrt_cache_counters;
+void poolrt_cache_get_counters(const poolrt_cache *c, poolrt_cache_counters *out);
+
+/* Move the boundary between blocks and state groups (row-space models):
+ * see CacheManager::moveBoundary. Every request in `live` is re-pointed.
+ * The byte moves to run before the next forward are then available from
+ * poolrt_cache_ops ("block_copy", "slot_copy") as (source, destination)
+ * pairs. */
+typedef struct {
+  int64_t num_blocks, num_groups;
+  int reached_target;
+  int64_t block_moves, slot_moves, units_moved;
+  char stop_reason[160];
+} poolrt_boundary_move;
+poolrt_status poolrt_cache_move_boundary(poolrt_cache *c, int64_t target_groups,
+                                         poolrt_request *const *live,
+                                         size_t num_live,
+                                         poolrt_boundary_move *out, char *err,
+                                         size_t err_len);
+/* The ids of the last move_boundary ("block_copy", "slot_copy") or
+ * take_state_ops ("image_store", "image_restore": units_per_checkpoint + 1
+ * ids per op), valid until the next such call; NULL and 0 for none. */
+const int32_t *poolrt_cache_ops(const poolrt_cache *c, const char *which,
+                                size_t *num_ids);
 
 #ifdef __cplusplus
 }

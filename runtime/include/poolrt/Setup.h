@@ -1,0 +1,38 @@
+//===- Setup.h - Runtime objects configured from an artifact -----*- C++ -*-===//
+//
+// One source of truth: every count the pools need (block size, blocks,
+// state groups, the state transfer, the PAGE-unit checkpoint image, the
+// shared row space) is read from the artifact's manifest, as the compiler
+// solved it. The caller chooses only run-time policy.
+//
+//===----------------------------------------------------------------------===//
+#ifndef POOLRT_SETUP_H
+#define POOLRT_SETUP_H
+
+#include "poolrt/Artifact.h"
+#include "poolrt/CacheManager.h"
+
+namespace poolrt {
+
+/// Run-time policy the artifact does not fix.
+struct CachePolicy {
+  int64_t checkpointIntervalTokens = 8192;
+  bool prefixCaching = true;
+};
+
+/// The cache manager configuration an artifact implies:
+///   * block size from the geometry (hash block = block: decode-context
+///     parallelism 1; anything else is refused);
+///   * blocks from the PAGE class, groups from the STATE class's entries
+///     over its entries per request;
+///   * the STATE class's transfer: none, fork(tokens), or copy, which
+///     becomes PAGE-unit checkpoints (page unit = a PAGE entry, image = the
+///     image_gather kernel's item bytes, or the whole slot without one);
+///   * the boundary geometry when the model has a row space.
+/// Errors name the manifest key that is missing or inconsistent.
+Result<CacheManagerConfig> cacheManagerConfig(const Artifact &artifact,
+                                              const CachePolicy &policy = {});
+
+} // namespace poolrt
+
+#endif
