@@ -8,9 +8,13 @@ bash tools/install-deps.sh
 bash tools/build.sh
 (cd build && ctest --output-on-failure)
 
-# Sanitizer build of the MLIR-free code (arithmetic, YAML reader).
+# Sanitizer build of the MLIR-free code (arithmetic, YAML reader, pools,
+# devices).
+# The end-to-end tests (host kernels through the pools) run there too, on
+# artifacts the main build's poolc writes.
 if [ ! -f build-asan/build.ninja ]; then
   cmake -S . -B build-asan -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DPOOLC_SANITIZE=ON \
+    -DPOOLC_FOR_TESTS="$PWD/build/bin/poolc" \
     -DCMAKE_C_COMPILER_LAUNCHER=ccache -DCMAKE_CXX_COMPILER_LAUNCHER=ccache
 fi
 cmake --build build-asan -j "$(nproc)"
