@@ -425,6 +425,12 @@ void poolrt_cache_get_counters(const poolrt_cache *c, poolrt_cache_counters *out
   out->checkpoints_evicted = f.fates.evicted;
   out->checkpoints_orphaned = f.fates.orphaned;
   out->blocks_evicted = f.blocksEvicted;
+  const CacheStats &st = c->manager->stats();
+  out->requests = st.requests;
+  out->full_tokens = st.fullTokens;
+  out->cached_tokens = st.cachedTokens;
+  out->wanted_tokens = st.wantedTokens;
+  out->compressed_tokens = st.compressedTokens;
 }
 
 poolrt_status poolrt_cache_move_boundary(poolrt_cache *c, int64_t target,

@@ -2,6 +2,7 @@
 
 #include "poolrt/CacheManager.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <unordered_map>
@@ -400,6 +401,16 @@ Status CacheManager::allocate(Request &r, int64_t numCached) {
     r.blockTable.push_back(*b);
   }
   r.numCachedTokens = numCached * hashBlockSize();
+  // Statistics of an admitted prefill (the wanted and compressed hits are
+  // what canAllocate found; a caller that skipped it reports its own hit).
+  int64_t hbs = hashBlockSize();
+  int64_t compressed = std::max(r.numCompressedHitBlocks, numCached);
+  int64_t wanted = std::clamp(r.numWantedHitBlocks, numCached, compressed);
+  ++stats_.requests;
+  stats_.fullTokens += r.numTokens();
+  stats_.cachedTokens += numCached * hbs;
+  stats_.wantedTokens += std::min(wanted * hbs, r.numTokens());
+  stats_.compressedTokens += std::min(compressed * hbs, r.numTokens());
   return Status::success();
 }
 

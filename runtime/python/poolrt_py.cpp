@@ -71,10 +71,10 @@ PYBIND11_MODULE(poolrt, m) {
     d["allocation_bytes"] = ks.allocationBytes();
     py::list kernels;
     for (const KernelInfo &k : ks.kernels())
-      kernels.append(py::dict(py::arg("name") = k.name, py::arg("kind") = k.kind,
-                              py::arg("entity") = k.entity,
-                              py::arg("item_bytes") = k.itemBytes,
-                              py::arg("id_max") = k.idMax));
+      kernels.append(py::dict(
+          py::arg("name") = k.name, py::arg("kind") = k.kind,
+          py::arg("entity") = k.entity, py::arg("item_bytes") = k.itemBytes,
+          py::arg("id_max") = k.idMax, py::arg("ids_per_item") = k.idsPerItem));
     d["kernels"] = kernels;
     return d;
   }, "Read and verify a .poolpack (checksum, version) and summarize it");
@@ -208,5 +208,20 @@ PYBIND11_MODULE(poolrt, m) {
         d["checkpoints_orphaned"] = f.fates.orphaned;
         d["blocks_evicted"] = f.blocksEvicted;
         return d;
-      }, "Counters that merge across ranks by summation");
+      }, "Counters that merge across ranks by summation")
+      .def("stats", [](const CacheManager &m) {
+        const CacheStats &s = m.stats();
+        py::dict d;
+        d["requests"] = s.requests;
+        d["full_tokens"] = s.fullTokens;
+        d["cached_tokens"] = s.cachedTokens;
+        d["wanted_tokens"] = s.wantedTokens;
+        d["compressed_tokens"] = s.compressedTokens;
+        d["hit"] = s.hit();
+        d["compressed_hit"] = s.compressedHit();
+        d["lost_to_checkpoint"] = s.lostToCheckpoint();
+        d["lost_unrecoverable"] = s.lostUnrecoverable();
+        return d;
+      }, "Prefix-cache statistics over admitted prefills (spec 10.4); the "
+         "token counters merge across ranks by summation");
 }

@@ -35,6 +35,9 @@ def main():
     assert hits == [0, 0, 2], hits
     assert demands == [0, 8, 0], demands
     assert m.funnel()["checkpoints_kept"] == 1, m.funnel()
+    st = m.stats()
+    assert (st["full_tokens"], st["cached_tokens"], st["wanted_tokens"],
+            st["compressed_tokens"]) == (48, 8, 16, 24), st
 
     # Misuse raises instead of corrupting the pool (quirk Q2).
     p = poolrt.BlockPool(4)

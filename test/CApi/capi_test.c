@@ -107,6 +107,7 @@ int main(int argc, char **argv) {
       poolrt_cache_counters ctr;
       poolrt_cache_get_counters(cache, &ctr);
       EXPECT(ctr.checkpoints_kept == 1);
+      EXPECT(ctr.requests == 1 && ctr.full_tokens == 5 * 256 + 3 && ctr.cached_tokens == 0);
       /* More slots: blocks retire from the top, the request follows. */
       poolrt_boundary_move mv;
       poolrt_request *live[1] = {r};

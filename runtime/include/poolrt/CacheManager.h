@@ -167,6 +167,45 @@ struct CacheFunnel {
   int64_t chunksCutForDemand = 0;
   CheckpointFates fates;
   int64_t blocksEvicted = 0;
+
+  CacheFunnel &operator+=(const CacheFunnel &o) {
+    demandsRecorded += o.demandsRecorded;
+    demandsDeclinedNoRoom += o.demandsDeclinedNoRoom;
+    chunksCutForDemand += o.chunksCutForDemand;
+    fates.kept += o.fates.kept;
+    fates.dropped += o.fates.dropped;
+    fates.evicted += o.fates.evicted;
+    fates.orphaned += o.fates.orphaned;
+    blocksEvicted += o.blocksEvicted;
+    return *this;
+  }
+};
+
+/// Prefix-cache statistics over admitted prefills (spec 10.4), in tokens:
+/// per admission cached <= wanted <= compressed <= full. Counters merge
+/// across ranks by summation; the ratios are taken after merging.
+struct CacheStats {
+  int64_t requests = 0;
+  int64_t fullTokens = 0;       // prompt (+ generated) tokens admitted
+  int64_t cachedTokens = 0;     // served from the cache
+  int64_t wantedTokens = 0;     // would have been, had the checkpoints existed
+  int64_t compressedTokens = 0; // in the content index at admission
+
+  CacheStats &operator+=(const CacheStats &o) {
+    requests += o.requests;
+    fullTokens += o.fullTokens;
+    cachedTokens += o.cachedTokens;
+    wantedTokens += o.wantedTokens;
+    compressedTokens += o.compressedTokens;
+    return *this;
+  }
+  double ratio(int64_t part) const {
+    return fullTokens > 0 ? double(part) / double(fullTokens) : 0.0;
+  }
+  double hit() const { return ratio(cachedTokens); }
+  double compressedHit() const { return ratio(compressedTokens); }
+  double lostToCheckpoint() const { return ratio(wantedTokens - cachedTokens); }
+  double lostUnrecoverable() const { return ratio(compressedTokens - wantedTokens); }
 };
 
 class CacheManager {
@@ -222,6 +261,7 @@ public:
   int64_t finalizePrefillChunk(Request &r, int64_t start, int64_t chunk);
 
   CacheFunnel funnel() const;
+  const CacheStats &stats() const { return stats_; }
 
   /// Re-split the shared rows so that there are `targetGroups` state
   /// groups (row-space models only; call between batches: after
@@ -258,6 +298,7 @@ private:
   bool pageUnitsFor(int64_t count, std::optional<BlockHash> protectedHash) const;
   std::vector<StateClass *> classes_;
   CacheFunnel funnel_;
+  CacheStats stats_;
   std::vector<BlockId> hitScratch_; // canAllocate: the hit's blocks
   std::optional<PoolBoundaryGeometry> boundary_;
 };

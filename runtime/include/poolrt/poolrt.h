@@ -181,6 +181,11 @@ typedef struct {
   int64_t checkpoints_kept, checkpoints_dropped, checkpoints_evicted,
       checkpoints_orphaned;
   int64_t blocks_evicted;
+  /* Prefix-cache statistics (tokens over admitted prefills): hit =
+   * cached/full, lost to checkpoint = (wanted - cached)/full, lost
+   * unrecoverable = (compressed - wanted)/full. */
+  int64_t requests, full_tokens, cached_tokens, wanted_tokens,
+      compressed_tokens;
 } poolrt_cache_counters;
 void poolrt_cache_get_counters(const poolrt_cache *c, poolrt_cache_counters *out);
 
