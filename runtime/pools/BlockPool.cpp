@@ -98,16 +98,6 @@ Error BlockPool::refuse(Op op, BlockId b) const {
 // Reading one block.
 //===----------------------------------------------------------------------===//
 
-BlockState BlockPool::state(BlockId b) const {
-  if (b.value < 0 || b.value >= maxBlocks())
-    return BlockState::Retired;
-  return meta[size_t(b.value)].state;
-}
-
-bool BlockPool::isUsed(BlockId b) const {
-  BlockState s = state(b);
-  return s == BlockState::Held || s == BlockState::RawUnit;
-}
 
 int32_t BlockPool::refCount(BlockId b) const {
   if (b.value < 0 || b.value >= maxBlocks())

@@ -331,7 +331,11 @@ Status CacheManager::allocate(Request &r, int64_t numCached) {
                           " cached blocks is more than the request has");
   const std::vector<BlockHash> &hashes = r.hashCache;
   for (int64_t i = 0; i < numCached; ++i) {
-    BlockId b = blocks_->lookup(hashes[size_t(i)]);
+    // canAllocate just looked these up; re-check each id from its block
+    // (indexedAs) instead of probing the index again.
+    BlockId b = size_t(i) < hitScratch_.size() ? hitScratch_[size_t(i)] : kNoBlock;
+    if (!blocks_->indexedAs(b, hashes[size_t(i)]))
+      b = blocks_->lookup(hashes[size_t(i)]);
     if (!b.valid())
       return Error{ErrorKind::State, "allocate: hit block " + std::to_string(i) +
                                          " left the index since can_allocate"};

@@ -176,8 +176,25 @@ public:
   bool hasFree(int64_t n) const { return numFree_ >= n; }
 
   //--- one block (ids outside [0, maxBlocks) read as an empty Retired block)
-  BlockState state(BlockId b) const;
-  bool isUsed(BlockId b) const; // Held or RawUnit
+  BlockState state(BlockId b) const {
+    if (b.value < 0 || b.value >= maxBlocks())
+      return BlockState::Retired;
+    return meta[size_t(b.value)].state;
+  }
+  bool isUsed(BlockId b) const { // Held or RawUnit
+    BlockState s = state(b);
+    return s == BlockState::Held || s == BlockState::RawUnit;
+  }
+  /// Whether the index maps `h` to `b` right now (lookup(h) == b), from
+  /// the block alone: a block is indexed exactly when the index maps its
+  /// hash to it. Lets a caller re-check an id it looked up earlier without
+  /// probing the index again.
+  bool indexedAs(BlockId b, BlockHash h) const {
+    if (b.value < 0 || b.value >= numBlocks_)
+      return false;
+    const Meta &m = meta[size_t(b.value)];
+    return m.indexed && m.hash == h;
+  }
   int32_t refCount(BlockId b) const;
   BlockHash hash(BlockId b) const; // kNoHash when none
   const std::vector<int32_t> &tokenIds(BlockId b) const;
