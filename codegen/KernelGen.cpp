@@ -21,6 +21,7 @@
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Pass/PassRegistry.h"
 #include "mlir/Target/LLVMIR/Export.h"
+#include "llvm/ADT/DenseMap.h"
 #include "llvm/IR/LLVMContext.h"
 #include "llvm/IR/Module.h"
 #include "llvm/Support/FileSystem.h"
@@ -66,14 +67,16 @@ struct Emitter {
     return LLVM::GEPOp::create(b, loc, ptrTy(), b.getI8Type(), base,
                                ValueRange{byteOff});
   }
-  Value loadId(Value ids, Value item, IdSource src) {
-    if (src == IdSource::ItemIndex)
+  /// ids[item * idsPerItem + index], sign-extended to 64 bits; the item
+  /// itself for index -1 (the staging side).
+  Value loadId(Value ids, Value item, int index) {
+    if (index < 0)
       return item;
     Value idx = item;
-    if (src != IdSource::List) {
-      idx = arith::MulIOp::create(b, loc, item, c64(2));
-      if (src == IdSource::PairSecond)
-        idx = arith::AddIOp::create(b, loc, idx, c64(1));
+    if (k.idsPerItem() != 1) {
+      idx = arith::MulIOp::create(b, loc, item, c64(k.idsPerItem()));
+      if (index != 0)
+        idx = arith::AddIOp::create(b, loc, idx, c64(index));
     }
     Value p = LLVM::GEPOp::create(b, loc, ptrTy(), b.getI32Type(), ids,
                                   ValueRange{idx});
@@ -86,13 +89,20 @@ struct Emitter {
                 Value step) {
     Value srcBase = k.src == Space::Arena ? arena : staging;
     Value dstBase = k.dst == Space::Arena ? arena : staging;
-    Value srcId = loadId(ids, item, k.srcId);
-    Value dstId = loadId(ids, item, k.dstId);
+    // Every id the item's segments use, loaded once up front (the source's
+    // before the destination's, in segment order).
+    llvm::SmallDenseMap<int, Value> idAt;
+    for (const CopySegment &s : k.segments)
+      for (int index : {idIndex(k, s, true), idIndex(k, s, false)})
+        if (!idAt.count(index))
+          idAt[index] = loadId(ids, item, index);
     Type vt = vecTy();
     for (const CopySegment &s : k.segments) {
       int64_t nvec = s.bytes / k.vecBytes;
       if (nvec == 0)
         continue;
+      Value srcId = idAt[idIndex(k, s, true)];
+      Value dstId = idAt[idIndex(k, s, false)];
       // 64-bit segment bases: id * stride + offset.
       Value srcSeg = arith::AddIOp::create(
           b, loc, arith::MulIOp::create(b, loc, srcId, c64(s.srcStride)),

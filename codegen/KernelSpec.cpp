@@ -8,6 +8,7 @@
 #include "codegen/KernelSpec.h"
 #include "dialects/Pool/IR/PoolOps.h"
 
+#include <algorithm>
 #include <numeric>
 
 using namespace mlir;
@@ -38,15 +39,29 @@ unsigned widestAccess(const KernelSpec &k) {
   return v;
 }
 
+/// The id tuple of a kernel whose sides each name one entry (or staging):
+/// (source, destination) for pairs, the one entry for a gather or scatter.
+std::vector<IdSlot> entryIdTuple(const KernelSpec &k) {
+  if (k.pairs())
+    return {{k.entity, k.maxId, true, false}, {k.entity, k.maxId, false, true}};
+  if (k.srcId == IdSource::List || k.dstId == IdSource::List)
+    return {{k.entity, k.maxId, k.srcId == IdSource::List,
+             k.dstId == IdSource::List}};
+  return {};
+}
+
 KernelSpec finish(KernelSpec k) {
   k.itemBytes = 0;
   for (const CopySegment &s : k.segments)
     k.itemBytes += s.bytes;
   k.vecBytes = widestAccess(k);
+  if (k.srcId != IdSource::Tuple && k.dstId != IdSource::Tuple)
+    k.idTuple = entryIdTuple(k);
   return k;
 }
 
-/// The reverse direction of a gather: staging -> arena.
+/// The reverse direction of a kernel: staging -> arena for a gather, units
+/// -> slot for an image store.
 KernelSpec scatterOf(const KernelSpec &gather, StringRef name, StringRef kind) {
   KernelSpec s = gather;
   s.name = name.str();
@@ -56,8 +71,66 @@ KernelSpec scatterOf(const KernelSpec &gather, StringRef name, StringRef kind) {
   for (CopySegment &seg : s.segments) {
     std::swap(seg.srcOff, seg.dstOff);
     std::swap(seg.srcStride, seg.dstStride);
+    std::swap(seg.srcIdIndex, seg.dstIdIndex);
   }
+  for (IdSlot &slot : s.idTuple)
+    std::swap(slot.read, slot.written);
   return s;
+}
+
+/// Store a slot's checkpoint image straight into its PAGE units (spec §9):
+/// the image's runs (`image`'s segments, in image order) are cut against
+/// the units' regions, unit-major: image byte b lands in unit
+/// b / unit_bytes at offset b % unit_bytes of that unit's regions (`unit`'s
+/// segments, in order: every plane's envelope, then the block-table riders).
+/// Item i is (slot, unit_0, ..., unit_{n-1}); each segment names its unit's
+/// tuple position. The cut is the one the staging path made at run time, so
+/// units written by either path hold the same bytes.
+KernelSpec imageStoreOf(const KernelSpec &image, const KernelSpec &unit,
+                        int64_t numBlocks) {
+  int64_t unitBytes = unit.itemBytes;
+  int64_t units = (image.itemBytes + unitBytes - 1) / unitBytes;
+  KernelSpec k;
+  k.name = "pool_image_store";
+  k.kind = "image_store";
+  k.entity = image.entity;
+  k.srcId = k.dstId = IdSource::Tuple;
+  k.maxId = image.maxId;
+  k.rebase = image.rebase || unit.rebase;
+  k.idTuple.push_back({image.entity, image.maxId, true, false});
+  for (int64_t u = 0; u < units; ++u)
+    k.idTuple.push_back({unit.entity, numBlocks, false, true});
+  int64_t at = 0; // image byte where the current run starts
+  for (const CopySegment &run : image.segments) {
+    for (int64_t done = 0; done < run.bytes;) {
+      int64_t b = at + done;
+      int64_t u = b / unitBytes, inUnit = b % unitBytes;
+      int64_t regionStart = 0;
+      const CopySegment *region = &unit.segments.front();
+      for (const CopySegment &r : unit.segments) {
+        region = &r;
+        if (inUnit < regionStart + r.bytes)
+          break;
+        regionStart += r.bytes;
+      }
+      int64_t inRegion = inUnit - regionStart;
+      int64_t n = std::min(run.bytes - done, region->bytes - inRegion);
+      CopySegment seg;
+      seg.srcOff = run.srcOff + done;
+      seg.srcStride = run.srcStride;
+      seg.srcIdIndex = 0;
+      seg.dstOff = region->srcOff + inRegion;
+      seg.dstStride = region->srcStride;
+      seg.dstIdIndex = int(1 + u);
+      seg.bytes = n;
+      seg.what =
+          run.what + " -> unit " + std::to_string(u) + " " + region->what;
+      k.segments.push_back(std::move(seg));
+      done += n;
+    }
+    at += run.bytes;
+  }
+  return k;
 }
 
 /// Block relocation (a moving boundary retires a held top block): (source,
@@ -133,6 +206,7 @@ void rowSpaceKernels(ModelOp model, RowSpaceOp rs,
     }
   }
   out.push_back(finish(image));
+  size_t imageGather = out.size() - 1;
   out.push_back(finish(scatterOf(out.back(), "pool_image_scatter",
                                  "image_scatter")));
 
@@ -168,9 +242,30 @@ void rowSpaceKernels(ModelOp model, RowSpaceOp rs,
                                    " explicit bytes)"});
   }
   out.push_back(finish(blocks));
+  size_t blockGather = out.size() - 1;
   out.push_back(finish(scatterOf(out.back(), "pool_block_scatter",
                                  "block_scatter")));
   out.push_back(finish(blockCopyOf(out[out.size() - 2], "pool_block_copy")));
+
+  // A copy-transfer model (DeepSeek-V4) keeps its checkpoint images in PAGE
+  // units: store and restore move them between a slot and its units
+  // directly. A unit is one PAGE entry, so the block's regions must cover
+  // the entry exactly (they do by construction: the entry is the envelopes
+  // plus the riders); were they not to, the unit-major cut would disagree
+  // with the runtime's units_per_checkpoint, so no such kernel is made.
+  EntryClassOp slot;
+  for (EntryClassOp c : model.getBodyBlock().getOps<EntryClassOp>())
+    if (c.getName() == rs.getSlotClass())
+      slot = c;
+  const KernelSpec &unit = out[blockGather];
+  if (slot && slot.getTransferAttr() &&
+      slot.getTransferAttr().getKind() == "copy" && unit.itemBytes > 0 &&
+      unit.itemBytes == unit.stagingStride) {
+    out.push_back(
+        finish(imageStoreOf(out[imageGather], unit, i64(rs.getNumBlocks()))));
+    out.push_back(
+        finish(scatterOf(out.back(), "pool_image_restore", "image_restore")));
+  }
 }
 
 void arenaKernels(ModelOp model, RowSpaceOp rs, std::vector<KernelSpec> &out) {
@@ -254,7 +349,7 @@ void arenaKernels(ModelOp model, RowSpaceOp rs, std::vector<KernelSpec> &out) {
 }
 
 const char *spaceName(Space s) { return s == Space::Arena ? "arena" : "staging"; }
-const char *idName(IdSource s) {
+std::string idName(const KernelSpec &k, IdSource s) {
   switch (s) {
   case IdSource::PairFirst:
     return "ids[2*i]";
@@ -264,11 +359,28 @@ const char *idName(IdSource s) {
     return "ids[i]";
   case IdSource::ItemIndex:
     return "i";
+  case IdSource::Tuple:
+    return "ids[" + std::to_string(k.idsPerItem()) + "*i+k]";
   }
   return "?";
 }
 
 } // namespace
+
+int mlir::pool::idIndex(const KernelSpec &k, const CopySegment &seg, bool src) {
+  switch (src ? k.srcId : k.dstId) {
+  case IdSource::PairFirst:
+  case IdSource::List:
+    return 0;
+  case IdSource::PairSecond:
+    return 1;
+  case IdSource::ItemIndex:
+    return -1;
+  case IdSource::Tuple:
+    return src ? seg.srcIdIndex : seg.dstIdIndex;
+  }
+  return -1;
+}
 
 std::vector<KernelSpec> mlir::pool::deriveKernelSpecs(ModuleOp module) {
   std::vector<KernelSpec> out;
@@ -289,31 +401,39 @@ json::Value mlir::pool::kernelManifest(const KernelSpec &k) {
   for (const CopySegment &s : k.segments)
     segments.push_back(json::Object{{"src_off", s.srcOff},
                                     {"src_stride", s.srcStride},
+                                    {"src_id", idIndex(k, s, true)},
                                     {"dst_off", s.dstOff},
                                     {"dst_stride", s.dstStride},
+                                    {"dst_id", idIndex(k, s, false)},
                                     {"bytes", s.bytes},
                                     {"what", s.what}});
+  json::Array tuple;
+  for (const IdSlot &slot : k.idTuple)
+    tuple.push_back(
+        json::Object{{"entity", slot.entity},
+                     {"id_range", json::Array{0, slot.maxId}},
+                     {"access", slot.read && slot.written ? "read-write"
+                                : slot.written            ? "write"
+                                                          : "read"}});
   return json::Object{
       {"name", k.name},
       {"kind", k.kind},
       {"entity", k.entity},
-      {"args",
-       json::Array{json::Object{{"name", "arena"}, {"type", "ptr"}},
-                   json::Object{{"name", "staging"}, {"type", "ptr"}},
-                   json::Object{{"name", "ids"}, {"type", "ptr<i32>"}},
-                   json::Object{{"name", "num_items"}, {"type", "i64"}},
-                   json::Object{{"name", "grid_x"}, {"type", "i64"}}}},
-      {"launch",
-       json::Object{{"block", json::Array{kBlockThreads, 1, 1}},
-                    {"grid", json::Array{"grid_x", "num_items", 1}},
-                    {"host_args", "arena, staging, ids, num_items"}}},
-      {"ids_per_item", k.pairs() ? 2 : (k.srcId == IdSource::List ||
-                                        k.dstId == IdSource::List)
-                                           ? 1
-                                           : 0},
+      {"args", json::Array{json::Object{{"name", "arena"}, {"type", "ptr"}},
+                           json::Object{{"name", "staging"}, {"type", "ptr"}},
+                           json::Object{{"name", "ids"}, {"type", "ptr<i32>"}},
+                           json::Object{{"name", "num_items"}, {"type", "i64"}},
+                           json::Object{{"name", "grid_x"}, {"type", "i64"}}}},
+      {"launch", json::Object{{"block", json::Array{kBlockThreads, 1, 1}},
+                              {"grid", json::Array{"grid_x", "num_items", 1}},
+                              {"host_args", "arena, staging, ids, num_items"}}},
+      {"ids_per_item", k.idsPerItem()},
       {"id_range", json::Array{0, k.maxId}},
-      {"src", json::Object{{"space", spaceName(k.src)}, {"id", idName(k.srcId)}}},
-      {"dst", json::Object{{"space", spaceName(k.dst)}, {"id", idName(k.dstId)}}},
+      {"id_tuple", std::move(tuple)},
+      {"src",
+       json::Object{{"space", spaceName(k.src)}, {"id", idName(k, k.srcId)}}},
+      {"dst",
+       json::Object{{"space", spaceName(k.dst)}, {"id", idName(k, k.dstId)}}},
       {"item_bytes", k.itemBytes},
       {"staging_stride", k.stagingStride},
       {"vec_bytes", int64_t(k.vecBytes)},

@@ -7,9 +7,14 @@
 // A segment is
 //     src = src_base + src_id * src_stride + src_off, bytes long
 //     dst = dst_base + dst_id * dst_stride + dst_off
-// with the ids taken from the kernel's id list. The solved layout fixes
-// every offset, stride and length at compile time; KernelGen lowers this one
-// description to AMDGPU, NVPTX and the host CPU.
+// with the ids taken from the kernel's id list: item i owns the tuple
+// ids[i*N .. i*N+N) (N = idsPerItem), and each side of a segment reads one
+// position of it (or uses i itself on the staging side). Most kernels name
+// one entry per side; the PAGE-unit image kernels name a slot and the
+// checkpoint's units, and each segment picks its unit from the tuple. The
+// solved layout fixes every offset, stride, length and tuple position at
+// compile time; KernelGen lowers this one description to AMDGPU, NVPTX and
+// the host CPU.
 //
 //===----------------------------------------------------------------------===//
 #ifndef POOL_CODEGEN_KERNELSPEC_H
@@ -31,6 +36,7 @@ enum class IdSource {
   PairSecond, // ids[2*i + 1] (copies: the destination entry)
   List,       // ids[i]       (gather source / scatter destination)
   ItemIndex,  // i            (the staging side)
+  Tuple,      // ids[i*N + k] with k the segment's srcIdIndex/dstIdIndex
 };
 
 struct CopySegment {
@@ -38,12 +44,24 @@ struct CopySegment {
   int64_t dstOff = 0, dstStride = 0;
   int64_t bytes = 0;
   std::string what; // e.g. "plane nope slot", for manifests and comments
+  // The tuple positions of a Tuple side (ignored on the other sources).
+  int srcIdIndex = 0, dstIdIndex = 0;
+};
+
+/// One position of an item's id tuple: what it names, its range, and
+/// whether the kernel reads or writes the entity it names.
+struct IdSlot {
+  std::string entity; // "slot", "block", "group", "entry"
+  int64_t maxId = 0;  // ids lie in [0, maxId)
+  bool read = false, written = false;
 };
 
 struct KernelSpec {
   std::string name;  // symbol name, e.g. "pool_slot_copy"
-  std::string kind;  // slot_copy | group_copy | block_copy | image_gather | image_scatter | block_gather | block_scatter
-  std::string entity; // what an id names: "slot", "group", "block", "entry"
+  std::string kind;  // slot_copy | group_copy | block_copy | image_gather |
+                     // image_scatter | block_gather | block_scatter |
+                     // image_store | image_restore
+  std::string entity; // what the first id names: slot, group, block, entry
   Space src = Space::Arena, dst = Space::Arena;
   IdSource srcId = IdSource::PairFirst, dstId = IdSource::PairSecond;
   std::vector<CopySegment> segments;
@@ -52,8 +70,18 @@ struct KernelSpec {
   int64_t maxId = 0;       // ids must lie in [0, maxId)
   unsigned vecBytes = 16;  // widest access every address and length allows
   bool rebase = false;     // AMD: a side spans past 4 GiB: per-item buffer descriptors
+  /// The item's id tuple, one entry per position (idsPerItem() of them);
+  /// filled for every kernel (deriveKernelSpecs), from srcId/dstId unless
+  /// the sides are Tuple.
+  std::vector<IdSlot> idTuple;
   bool pairs() const { return srcId == IdSource::PairFirst; }
+  int idsPerItem() const { return int(idTuple.size()); }
 };
+
+/// The tuple position one side of `seg` reads its id from, or -1 where the
+/// side uses the item index (staging). The one rule KernelGen, the manifest
+/// and the checkers share.
+int idIndex(const KernelSpec &k, const CopySegment &seg, bool src);
 
 /// The kernels of a planned module (run the poolc pipeline first).
 std::vector<KernelSpec> deriveKernelSpecs(ModuleOp module);

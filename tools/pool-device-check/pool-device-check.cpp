@@ -6,7 +6,10 @@
 // trips at both ends of the arena (past 4 GiB on a large layout), fills,
 // device-to-device copies, every kernel of the artifact through the
 // validating launcher on a deterministic fill (expected bytes computed on
-// the host from the manifest's segments), and the launcher's refusals. An
+// the host from the manifest's segments), the checkpoint keep -> resume
+// round trips (through staging, and straight through PAGE units where the
+// artifact has the image store/restore kernels), and the launcher's
+// refusals. An
 // absent backend is reported, not a failure, unless it was asked for by
 // name. Closes with "N passed, M failed".
 //
@@ -100,26 +103,46 @@ void suite(Device &dev, const Artifact &artifact, const KernelSet &ks) {
       staging = *s;
   }
   for (const KernelInfo &k : ks.kernels()) {
-    // Three items from the top of the id range (slots sit at the top of a
-    // row space, far into the arena).
-    int64_t items = std::min<int64_t>(3, k.idMax / k.idsPerItem);
-    if (items <= 0)
+    // Three items; every position takes the next id from the top of its
+    // entity's range (slots sit at the top of a row space, far into the
+    // arena), so no entity repeats in the batch.
+    size_t per = k.idTuple.size();
+    std::vector<std::string> entities;
+    std::vector<int64_t> perEntity, rangeOf;
+    for (const KernelIdSlot &slot : k.idTuple) {
+      auto it = std::find(entities.begin(), entities.end(), slot.entity);
+      if (it == entities.end()) {
+        entities.push_back(slot.entity);
+        perEntity.push_back(1);
+        rangeOf.push_back(slot.idMax);
+      } else {
+        ++perEntity[size_t(it - entities.begin())];
+      }
+    }
+    int64_t items = 3;
+    for (size_t e = 0; e < entities.size(); ++e)
+      items = std::min<int64_t>(items, rangeOf[e] / perEntity[e]);
+    if (items <= 0 || per == 0)
       continue;
     std::vector<int32_t> ids;
-    for (int64_t i = 0; i < items * k.idsPerItem; ++i)
-      ids.push_back(int32_t(k.idMax - 1 - i));
-    auto idOf = [&](int64_t item, bool src) -> int64_t {
-      if (k.idsPerItem == 2)
-        return ids[size_t(2 * item + (src ? 0 : 1))];
-      if ((src && k.srcIsStaging) || (!src && k.dstIsStaging))
-        return item;
-      return ids[size_t(item)];
+    std::vector<int64_t> taken(entities.size(), 0);
+    for (int64_t i = 0; i < items; ++i)
+      for (const KernelIdSlot &slot : k.idTuple) {
+        size_t e =
+            size_t(std::find(entities.begin(), entities.end(), slot.entity) -
+                   entities.begin());
+        ids.push_back(int32_t(slot.idMax - 1 - taken[e]++));
+      }
+    auto idOf = [&](int64_t item, const KernelSegment &seg,
+                    bool src) -> int64_t {
+      int index = src ? seg.srcId : seg.dstId;
+      return index < 0 ? item : ids[size_t(item) * per + size_t(index)];
     };
     // Sources: deterministic bytes. Destinations: poison.
     for (int64_t i = 0; i < items; ++i)
       for (const KernelSegment &seg : k.segments) {
-        uint64_t s = uint64_t(idOf(i, true) * seg.srcStride + seg.srcOff);
-        uint64_t d = uint64_t(idOf(i, false) * seg.dstStride + seg.dstOff);
+        uint64_t s = uint64_t(idOf(i, seg, true) * seg.srcStride + seg.srcOff);
+        uint64_t d = uint64_t(idOf(i, seg, false) * seg.dstStride + seg.dstOff);
         DevicePtr sb = k.srcIsStaging ? staging : arena;
         DevicePtr db = k.dstIsStaging ? staging : arena;
         (void)dev.fill(db + d, 0xA5, uint64_t(seg.bytes));
@@ -132,8 +155,8 @@ void suite(Device &dev, const Artifact &artifact, const KernelSet &ks) {
     bool same = run.ok();
     for (int64_t i = 0; i < items && same; ++i)
       for (const KernelSegment &seg : k.segments) {
-        uint64_t s = uint64_t(idOf(i, true) * seg.srcStride + seg.srcOff);
-        uint64_t d = uint64_t(idOf(i, false) * seg.dstStride + seg.dstOff);
+        uint64_t s = uint64_t(idOf(i, seg, true) * seg.srcStride + seg.srcOff);
+        uint64_t d = uint64_t(idOf(i, seg, false) * seg.dstStride + seg.dstOff);
         std::vector<uint8_t> got(size_t(seg.bytes));
         (void)dev.copyFromDevice(got.data(), (k.dstIsStaging ? staging : arena) + d,
                                  got.size());
@@ -168,6 +191,58 @@ void suite(Device &dev, const Artifact &artifact, const KernelSet &ks) {
     (void)dev.copyFromDevice(resumed.data(), staging + image, image);
     expect(kept == resumed, tag + "checkpoint keep -> resume round trip is byte-identical (" +
                                 std::to_string(image) + " bytes)");
+  }
+  // The same round trip through PAGE units, no staging: store slot A's
+  // image into units (a copy checkpoint kept), restore the units into a
+  // poisoned slot B (resumed), gather both: the images must be identical.
+  const KernelInfo *store = ks.byKind("image_store");
+  const KernelInfo *restore = ks.byKind("image_restore");
+  if (store && restore && gather && staging && store->idTuple.size() >= 2 &&
+      store->idTuple[0].idMax >= 2 &&
+      store->idTuple[1].idMax >= int64_t(store->idTuple.size())) {
+    int32_t a = int32_t(store->idTuple[0].idMax - 1), b = a - 1;
+    std::vector<int32_t> keep{a}, resume{b};
+    for (size_t u = 1; u < store->idTuple.size(); ++u) {
+      int32_t unit = int32_t(store->idTuple[u].idMax - 1 - int64_t(u));
+      keep.push_back(unit);
+      resume.push_back(unit);
+    }
+    for (const KernelSegment &seg : gather->segments) {
+      auto data = pattern(uint64_t(a * seg.srcStride + seg.srcOff),
+                          uint64_t(seg.bytes), 13);
+      (void)dev.copyToDevice(arena + uint64_t(a * seg.srcStride + seg.srcOff),
+                             data.data(), data.size());
+      (void)dev.fill(arena + uint64_t(b * seg.srcStride + seg.srcOff), 0xA5,
+                     uint64_t(seg.bytes));
+    }
+    uint64_t image = uint64_t(gather->stagingStride);
+    expectOk(launcher.run(*store, keep),
+             tag + "keep: store slot image into PAGE units");
+    expectOk(launcher.run(*restore, resume),
+             tag + "resume: restore PAGE units into another slot");
+    expectOk(launcher.run(*gather, {a}, staging), tag + "gather the kept slot");
+    expectOk(launcher.run(*gather, {b}, staging + image),
+             tag + "gather the restored slot");
+    expectOk(dev.synchronize(), tag + "synchronize the PAGE-unit round trip");
+    std::vector<uint8_t> kept(image), resumed(image);
+    (void)dev.copyFromDevice(kept.data(), staging, image);
+    (void)dev.copyFromDevice(resumed.data(), staging + image, image);
+    expect(kept == resumed,
+           tag + "PAGE-unit store -> restore round trip is byte-identical (" +
+               std::to_string(image) + " bytes in " +
+               std::to_string(store->idTuple.size() - 1) + " units)");
+    std::vector<int32_t> twice = keep;
+    twice.back() = twice[1];
+    expect(!launcher.run(*store, twice).ok(),
+           tag + "a store naming one unit twice is refused");
+    std::vector<int32_t> past = keep;
+    past.back() = int32_t(store->idTuple.back().idMax);
+    expect(!launcher.run(*store, past).ok(),
+           tag + "a unit id past the block range is refused");
+    std::vector<int32_t> two = keep;
+    two.insert(two.end(), resume.begin(), resume.end());
+    expect(!launcher.run(*store, two).ok(),
+           tag + "two stores into the same units in one batch are refused");
   }
   // What a kernel cannot check, the launcher must.
   if (const KernelInfo *copy = ks.byKind("slot_copy") ? ks.byKind("slot_copy")

@@ -16,6 +16,30 @@
 #include <cstring>
 #include <string>
 
+/// A kernel's id tuple, runs of one entity folded: "slot, 5 x block".
+static std::string itemTuple(const llvm::json::Object &kernel) {
+  const llvm::json::Array *ids = kernel.getArray("id_tuple");
+  if (!ids)
+    return "?";
+  auto entityAt = [&](size_t i) {
+    const llvm::json::Object *p = (*ids)[i].getAsObject();
+    auto e = p ? p->getString("entity") : std::nullopt;
+    return e ? e->str() : std::string("?");
+  };
+  std::string out;
+  for (size_t i = 0; i < ids->size();) {
+    size_t j = i;
+    while (j < ids->size() && entityAt(j) == entityAt(i))
+      ++j;
+    std::string run = j - i > 2    ? std::to_string(j - i) + " x " + entityAt(i)
+                      : j - i == 2 ? entityAt(i) + ", " + entityAt(i)
+                                   : entityAt(i);
+    out += (out.empty() ? "" : ", ") + run;
+    i = j;
+  }
+  return out;
+}
+
 int main(int argc, char **argv) {
   if (argc != 2 && !(argc == 4 && std::strcmp(argv[2], "--extract") == 0)) {
     llvm::errs() << "usage: pool-pack-info FILE.poolpack [--extract SECTION]\n";
@@ -74,12 +98,14 @@ int main(int argc, char **argv) {
   for (const llvm::json::Value &k : *o->getArray("kernels")) {
     const llvm::json::Object &ko = *k.getAsObject();
     llvm::outs() << "kernel " << *ko.getString("name") << ": "
-                 << *ko.getString("kind") << ", " << *ko.getInteger("item_bytes")
-                 << " bytes per " << *ko.getString("entity") << ", "
+                 << *ko.getString("kind") << ", "
+                 << *ko.getInteger("item_bytes") << " bytes per "
+                 << *ko.getString("entity") << ", "
                  << ko.getArray("segments")->size() << " segments, "
                  << *ko.getInteger("vec_bytes") << "-byte accesses"
-                 << (*ko.getBoolean("rebase") ? ", rebased per item on AMD" : "")
-                 << "\n";
+                 << (*ko.getBoolean("rebase") ? ", rebased per item on AMD"
+                                              : "")
+                 << ", item (" << itemTuple(ko) << ")\n";
   }
   return 0;
 }

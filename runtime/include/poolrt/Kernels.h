@@ -1,10 +1,19 @@
-//===- Kernels.h - The artifact's kernels and a validating launcher -*- C++ -*-===//
+//===- Kernels.h - The artifact's kernels and a validating launcher -*- C++
+//-*-===//
 //
 // KernelSet reads the kernel descriptions from the artifact's manifest (one
 // source: the compiler wrote them). KernelLauncher uploads a batch's ids and
 // launches on a Device after checking what a kernel cannot: every id in
-// range, and no entry written twice or both read and written in one batch
-// (the items run concurrently on a GPU).
+// its position's range, and no entity written twice or both read and
+// written in one batch (the items run concurrently on a GPU, so either
+// would race silently and leave whichever write landed last).
+//
+// An item is a tuple of idsPerItem ids: (source, destination) for a copy,
+// one entry for a gather or scatter, (slot, unit_0, ..., unit_{n-1}) for a
+// PAGE-unit image store or restore. Each position names one entity (slot,
+// block, group, entry) that the kernel reads or writes; a segment's side
+// takes its id from one position, or uses the item index on the staging
+// side.
 //
 //===----------------------------------------------------------------------===//
 #ifndef POOLRT_KERNELS_H
@@ -19,12 +28,23 @@ namespace poolrt {
 
 struct KernelSegment {
   int64_t srcOff = 0, srcStride = 0, dstOff = 0, dstStride = 0, bytes = 0;
+  /// The tuple position each side reads its id from; -1: the item index
+  /// (the staging side).
+  int srcId = -1, dstId = -1;
+};
+
+/// One position of an item's id tuple.
+struct KernelIdSlot {
+  std::string entity; // what the id names; ids of one entity share a space
+  int64_t idMax = 0;  // ids lie in [0, idMax)
+  bool read = false, written = false;
 };
 
 struct KernelInfo {
   std::string name, kind, entity;
-  int idsPerItem = 0;        // 2: (source, destination) pairs; 1: a list
-  int64_t idMax = 0;         // ids lie in [0, idMax)
+  int idsPerItem = 0; // == idTuple.size(), at least 1
+  int64_t idMax = 0;  // ids of `entity` lie in [0, idMax)
+  std::vector<KernelIdSlot> idTuple;
   int64_t itemBytes = 0;
   int64_t stagingStride = 0; // 0: no staging side
   bool srcIsStaging = false, dstIsStaging = false;
@@ -51,8 +71,11 @@ class KernelLauncher {
 public:
   KernelLauncher(Device &device, DevicePtr arena) : dev(device), arena(arena) {}
   ~KernelLauncher();
-  /// Launch `k` on a batch. `ids` holds idsPerItem ids per item; `staging`
-  /// must hold items * stagingStride bytes when the kernel has a staging side.
+  /// Launch `k` on a batch. `ids` holds idsPerItem ids per item, item-major;
+  /// `staging` must hold items * stagingStride bytes when the kernel has a
+  /// staging side. Refused (nothing launched): a partial tuple, an id
+  /// outside its position's range, an entity written twice in the batch, or
+  /// one both read and written.
   Status run(const KernelInfo &k, const std::vector<int32_t> &ids,
              DevicePtr staging = DevicePtr{});
 
