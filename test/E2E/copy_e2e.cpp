@@ -3,13 +3,15 @@
 // A DeepSeek-V4 model (copy transfer: checkpoints are images stored in PAGE
 // units borrowed from the block pool) on the host backend, every count read
 // from the artifact. Request 1 writes its slot, the ladder asks for a
-// checkpoint, and the batch's store op runs: the generated image gather
-// packs the carried part of the slot, and the image is laid into the PAGE
-// units the store reserved (each unit's envelope in every plane, then its
-// block-table riders). Request 1 finishes. Request 2 with the same prompt
-// hits up to the checkpoint, gets a fresh slot with the restore queued, and
-// the restore op runs: units -> staging -> the generated image scatter into
-// the new slot. The resumed slot's image must equal the checkpointed one.
+// checkpoint, and the batch's store op runs: the generated image store
+// moves the carried part of the slot straight into the PAGE units the store
+// reserved (unit-major: each unit's envelope in every plane, then its
+// block-table riders), one launch, no staging. Request 1 finishes. Request
+// 2 with the same prompt hits up to the checkpoint, gets a fresh slot with
+// the restore queued, and the restore op runs: the generated image restore
+// moves the units into the new slot. The units must hold the image
+// unit-major (and nothing past it), and the resumed slot's image must equal
+// the checkpointed one.
 //
 //===----------------------------------------------------------------------===//
 
@@ -21,6 +23,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <cstdio>
 #include <vector>
 
@@ -73,24 +76,111 @@ int main(int argc, char **argv) {
   const KernelInfo *gather = ks->byKind("image_gather");
   const KernelInfo *scatter = ks->byKind("image_scatter");
   const KernelInfo *blockGather = ks->byKind("block_gather");
-  expect(gather && scatter && blockGather, "image and block kernels present");
+  const KernelInfo *store = ks->byKind("image_store");
+  const KernelInfo *restore = ks->byKind("image_restore");
+  expect(gather && scatter && blockGather && store && restore,
+         "image, block and image store/restore kernels present");
+  if (!(gather && scatter && blockGather && store && restore))
+    return 1;
+  expect(store->idsPerItem == 1 + m.pagedStore()->unitsPerCheckpoint() &&
+             restore->idsPerItem == store->idsPerItem,
+         "store/restore items are (slot, units_per_checkpoint units)");
   // A physical slot for a group (group 0 = the topmost position).
   auto physical = [&](GroupId g) { return int32_t(positions - 1 - g.value); };
-  // An image laid into its units: each unit's regions (the block gather's
-  // segments: envelopes in every plane, then the riders), unit-major.
-  auto unitsCopy = [&](const std::vector<BlockId> &units, bool toUnits) {
-    int64_t at = 0;
+  // The item of a store or restore: the physical slot, then the units.
+  auto unitItem = [&](SlotIndex slot, const std::vector<BlockId> &units) {
+    std::vector<int32_t> ids{physical(GroupId(slot.value))};
+    for (BlockId u : units)
+      ids.push_back(u.value);
+    return ids;
+  };
+  // The bytes of `units`, unit-major: each unit's regions (the block
+  // gather's segments: envelopes in every plane, then the riders).
+  auto unitBytes = [&](const std::vector<BlockId> &units) {
+    std::vector<uint8_t> out;
     for (BlockId u : units)
       for (const KernelSegment &seg : blockGather->segments) {
-        if (at >= imageBytes)
-          return;
-        int64_t n = std::min<int64_t>(seg.bytes, imageBytes - at);
-        DevicePtr unit = arena + uint64_t(u.value * seg.srcStride + seg.srcOff);
-        (void)(toUnits ? dev.copyOnDevice(unit, staging + uint64_t(at), uint64_t(n))
-                       : dev.copyOnDevice(staging + uint64_t(at), unit, uint64_t(n)));
-        at += n;
+        size_t at = out.size();
+        out.resize(at + size_t(seg.bytes));
+        (void)dev.copyFromDevice(
+            out.data() + at,
+            arena + uint64_t(u.value * seg.srcStride + seg.srcOff),
+            uint64_t(seg.bytes));
       }
+    return out;
   };
+  auto fillUnits = [&](const std::vector<BlockId> &units, uint8_t v) {
+    for (BlockId u : units)
+      for (const KernelSegment &seg : blockGather->segments)
+        (void)dev.fill(arena + uint64_t(u.value * seg.srcStride + seg.srcOff),
+                       v, uint64_t(seg.bytes));
+  };
+
+  // The launcher checks each position against its own range: slots in
+  // [0, slot_positions), units in [0, num_blocks).
+  {
+    std::vector<int32_t> item{int32_t(positions - 1)};
+    for (int32_t u = 0; u < int32_t(store->idsPerItem) - 1; ++u)
+      item.push_back(u);
+    std::vector<int32_t> badUnit = item, badSlot = item;
+    badUnit.back() = int32_t(blocks);
+    badSlot[0] = int32_t(positions);
+    expect(!launcher.run(*store, badUnit).ok(),
+           "a unit id past num_blocks is refused");
+    expect(!launcher.run(*restore, badSlot).ok(),
+           "a slot id past slot_positions is refused");
+    item.pop_back();
+    expect(!launcher.run(*store, item).ok(),
+           "a store short of one unit is refused");
+  }
+  // A manifest whose image kernels are malformed is refused, saying where.
+  auto refusedWith = [&](const char *what, auto mutate,
+                         const std::string &words) {
+    nlohmann::json j = nlohmann::json::parse(artifact->find("manifest")->data);
+    for (auto &k : j["kernels"])
+      if (k["kind"] == "image_store")
+        mutate(k);
+    Artifact bad = *artifact;
+    for (ArtifactSection &sec : bad.sections)
+      if (sec.name == "manifest")
+        sec.data = j.dump();
+    auto set = KernelSet::fromArtifact(bad);
+    bool ok = !set.ok() && set.error().message.find(words) != std::string::npos;
+    if (!ok)
+      std::printf("  %s\n",
+                  set.ok() ? "accepted" : set.error().message.c_str());
+    expect(ok, what);
+  };
+  refusedWith(
+      "a manifest without id_tuple is refused",
+      [](nlohmann::json &k) { k.erase("id_tuple"); },
+      "kernel 'pool_image_store': id_tuple must list ids_per_item (");
+  refusedWith(
+      "ids_per_item disagreeing with id_tuple is refused",
+      [](nlohmann::json &k) { k["ids_per_item"] = 2; },
+      "id_tuple must list ids_per_item (2)");
+  refusedWith(
+      "a segment naming a position past the tuple is refused",
+      [](nlohmann::json &k) { k["segments"][3]["dst_id"] = k["ids_per_item"]; },
+      "segment 3: dst_id");
+  refusedWith(
+      "a segment writing through the slot's (read) position is refused",
+      [](nlohmann::json &k) { k["segments"][0]["dst_id"] = 0; },
+      "names a position the kernel does not write");
+  refusedWith(
+      "a segment without dst_id is refused",
+      [](nlohmann::json &k) { k["segments"][1].erase("dst_id"); },
+      "segment 1: needs integer");
+  refusedWith(
+      "segments that do not add up to item_bytes are refused",
+      [](nlohmann::json &k) {
+        k["item_bytes"] = k["item_bytes"].get<int64_t>() + 16;
+      },
+      "segments move");
+  refusedWith(
+      "a unit position without a range is refused",
+      [](nlohmann::json &k) { k["id_tuple"][2].erase("id_range"); },
+      "id_tuple position 2 needs");
 
   std::vector<int64_t> prompt;
   for (int64_t i = 0; i < 9 * blockSize + 5; ++i)
@@ -125,10 +215,25 @@ int main(int argc, char **argv) {
     const CheckpointStoreOp &st = ops.stores[0];
     expect(int64_t(st.unitIds.size()) == m.pagedStore()->unitsPerCheckpoint(),
            "the store reserved units_per_checkpoint PAGE units");
-    expect(launcher.run(*gather, {physical(GroupId(st.srcSlot.value))}, staging).ok(),
-           "image gather (keep)");
+    // The image as the staging gather packs it: what the units must hold.
+    expect(launcher.run(*gather, {physical(GroupId(st.srcSlot.value))}, staging)
+               .ok(),
+           "image gather of the kept slot");
     (void)dev.copyFromDevice(kept.data(), staging, kept.size());
-    unitsCopy(st.unitIds, /*toUnits=*/true);
+    fillUnits(st.unitIds, 0x5A);
+    expect(launcher.run(*store, unitItem(st.srcSlot, st.unitIds)).ok(),
+           "image store (keep): slot -> PAGE units");
+    std::vector<uint8_t> units = unitBytes(st.unitIds);
+    expect(units.size() >= kept.size() &&
+               std::equal(kept.begin(), kept.end(), units.begin()),
+           "the units hold the image unit-major, byte for byte");
+    expect(std::all_of(units.begin() + int64_t(kept.size()), units.end(),
+                       [](uint8_t b) { return b == 0x5A; }),
+           "the store writes nothing past the image in its last unit");
+    std::vector<int32_t> twice = unitItem(st.srcSlot, st.unitIds);
+    twice.back() = twice[1];
+    expect(!launcher.run(*store, twice).ok(),
+           "a store naming one unit twice is refused");
   }
   m.completePreviousStateBatch(); // the store lands: READY
   expect(m.hashBlocks(r1, r1.numPromptTokens - chunk).ok(), "publish the rest");
@@ -151,12 +256,46 @@ int main(int argc, char **argv) {
   expect(launcher.run(*scatter, {s2}, staging + uint64_t(imageBytes)).ok(), "poison slot 2");
   ops = m.takeStateMaintenanceOps();
   expect(ops.restores.size() == 1, "one restore op at batch construction");
-  if (ops.restores.size() == 1) {
-    unitsCopy(ops.restores[0].unitIds, /*toUnits=*/false);
-    expect(launcher.run(*scatter, {physical(GroupId(ops.restores[0].dstSlot.value))},
-                        staging).ok(),
-           "image scatter (resume)");
+  // The whole of slot 2 (the slot copy's segments: its span in every
+  // plane), before and after the restore: only the image may change.
+  const KernelInfo *slotCopy = ks->byKind("slot_copy");
+  auto slotBytes2 = [&]() {
+    std::vector<uint8_t> out;
+    for (const KernelSegment &seg : slotCopy->segments) {
+      size_t at = out.size();
+      out.resize(at + size_t(seg.bytes));
+      (void)dev.copyFromDevice(
+          out.data() + at, arena + uint64_t(s2 * seg.srcStride + seg.srcOff),
+          uint64_t(seg.bytes));
+    }
+    return out;
+  };
+  std::vector<uint8_t> expected =
+      slotCopy ? slotBytes2() : std::vector<uint8_t>{};
+  if (slotCopy) {
+    // Lay the kept image over its runs (the gather's segments, in order).
+    int64_t at = 0;
+    for (const KernelSegment &run : gather->segments) {
+      int64_t addr = s2 * run.srcStride + run.srcOff, base = 0;
+      for (const KernelSegment &plane : slotCopy->segments) {
+        int64_t start = s2 * plane.srcStride + plane.srcOff;
+        if (addr >= start && addr + run.bytes <= start + plane.bytes)
+          std::copy(kept.begin() + at, kept.begin() + at + run.bytes,
+                    expected.begin() + base + (addr - start));
+        base += plane.bytes;
+      }
+      at += run.bytes;
+    }
   }
+  if (ops.restores.size() == 1) {
+    expect(launcher
+               .run(*restore,
+                    unitItem(ops.restores[0].dstSlot, ops.restores[0].unitIds))
+               .ok(),
+           "image restore (resume): PAGE units -> slot");
+  }
+  expect(slotCopy && slotBytes2() == expected,
+         "the restore writes the image into slot 2 and nothing else of it");
   m.completePreviousStateBatch();
   expect(launcher.run(*gather, {s2}, staging + uint64_t(imageBytes)).ok(),
          "gather the resumed slot");
