@@ -86,6 +86,7 @@ struct Span { int64_t off, len; };
 struct Case {
   std::string name, kernel;
   int64_t items = 0, staging = 0, moved = 0;
+  int64_t idsPerItem = 1; // (slot, unit_0, ..., unit_n-1): image store/restore
   std::vector<int32_t> ids;
   std::vector<Span> fill, fillStaging, poison, hash, hashStaging;
   std::string expect;
@@ -120,6 +121,8 @@ int main(int argc, char **argv) {
       Case c;
       std::string w;
       ls >> c.name >> c.kernel >> w >> c.items >> w >> c.staging >> w >> c.moved;
+      if (ls >> w && w == "ids_per_item")
+        ls >> c.idsPerItem;
       cases.push_back(c);
     } else if (key == "ids") {
       int32_t id;
@@ -136,6 +139,15 @@ int main(int argc, char **argv) {
     } else if (key == "expect")
       ls >> cases.back().expect;
   }
+  for (const Case &c : cases)
+    if (c.items < 1 || c.idsPerItem < 1 ||
+        int64_t(c.ids.size()) != c.items * c.idsPerItem) {
+      std::fprintf(stderr,
+                   "gpu_check: case %s: %zu ids for %" PRId64
+                   " items of %" PRId64 " ids each\n",
+                   c.name.c_str(), c.ids.size(), c.items, c.idsPerItem);
+      return 1;
+    }
   if (!cu.load())
     return 1;
   check(cu.cuInit(0), "cuInit");
@@ -252,8 +264,10 @@ int main(int argc, char **argv) {
         bestGx = gx;
       }
     }
-    // Baseline: cuMemcpyDtoDAsync of the same number of bytes, one call,
-    // between two regions of the same arena.
+    // Baseline: cuMemcpyDtoDAsync of the same number of bytes (the bytes
+    // the kernel moves: an image store or restore moves items x image
+    // bytes, not its units' whole regions), one call, between two regions
+    // of the same arena.
     for (int w = 0; w < 3; ++w)
       check(cu.cuMemcpyDtoDAsync(arena + size_t(c.moved) + 4096, arena, size_t(c.moved), nullptr), "memcpy");
     check(cu.cuEventRecord(e0, nullptr), "event");

@@ -11,12 +11,13 @@ cd "$(dirname "$0")/../.."
 MODEL=${MODEL:-models/deepseek-v4-flash-fp8.yaml}
 BUDGET=${BUDGET:-64GiB}
 SEQS=${SEQS:-256}
+BUILD=${BUILD:-build}   # the build directory holding bin/poolc, bin/pool-kernel-check
 case "${1:-}" in
 prepare)
   mkdir -p .gpu-carry
-  ./build/bin/poolc "$MODEL" --budget "$BUDGET" --max-num-seqs "$SEQS" \
+  "./$BUILD/bin/poolc" "$MODEL" --budget "$BUDGET" --max-num-seqs "$SEQS" \
     --targets sm_90,host -o .gpu-carry/model.poolpack
-  ./build/bin/pool-kernel-check "$MODEL" --budget "$BUDGET" --max-num-seqs "$SEQS" \
+  "./$BUILD/bin/pool-kernel-check" "$MODEL" --budget "$BUDGET" --max-num-seqs "$SEQS" \
     --gpu-plan .gpu-carry/plan.txt 2>/dev/null
   cp /usr/include/xxhash.h .gpu-carry/   # Debian's libxxhash-dev header, used header-only there
   rm -rf .gpu-carry/nlohmann && cp -r /usr/include/nlohmann .gpu-carry/  # nlohmann-json3-dev, header-only
