@@ -253,6 +253,12 @@ poolrt_status poolrt_arena_view(const poolrt_arena *arena, const char *what,
   return POOLRT_OK;
 }
 
+int64_t poolrt_artifact_kernel_staging_bytes(const poolrt_artifact *a,
+                                             const char *kind) {
+  const KernelInfo *k = a && kind ? a->kernels.byKind(kind) : nullptr;
+  return k ? k->stagingStride : -1;
+}
+
 poolrt_status poolrt_arena_launch(poolrt_arena *arena, const char *kind,
                                   const int32_t *ids, size_t n, uint64_t staging,
                                   char *err, size_t len) {

@@ -5,6 +5,7 @@
 #include "poolrt/poolrt.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 static int failed = 0, passed = 0;
@@ -103,6 +104,39 @@ int main(int argc, char **argv) {
       EXPECT(stores == 1 && restores == 0);
       const int32_t *ids = poolrt_cache_ops(cache, "image_store", &nids);
       EXPECT(ids != NULL && nids == 6); /* the slot, then its 5 PAGE units */
+      if (ids && nids == 6) {
+        /* Write a pattern image into the slot (image_scatter from staging),
+         * keep it (image_store), resume it into a poisoned slot
+         * (image_restore), gather that slot back and compare. */
+        int64_t image = poolrt_artifact_kernel_staging_bytes(v4, "image_gather");
+        EXPECT(image == 5242880);
+        unsigned char *pattern = malloc((size_t)image), *poison = malloc((size_t)image),
+                      *back = malloc((size_t)image);
+        if (pattern && poison && back && image > 0) {
+          for (int64_t i = 0; i < image; ++i)
+            pattern[i] = (unsigned char)(i * 131 + 7);
+          memset(poison, 0xA5, (size_t)image);
+          int32_t slot = ids[0], other = ids[0] - 1;
+          EXPECT(poolrt_arena_launch(arena, "image_scatter", &slot, 1,
+                                     (uint64_t)(uintptr_t)pattern, err, sizeof err) == POOLRT_OK);
+          EXPECT(poolrt_arena_launch(arena, "image_scatter", &other, 1,
+                                     (uint64_t)(uintptr_t)poison, err, sizeof err) == POOLRT_OK);
+          EXPECT(poolrt_arena_launch(arena, "image_store", ids, nids, 0, err, sizeof err) == POOLRT_OK);
+          int32_t restore[6];
+          memcpy(restore, ids, sizeof restore);
+          restore[0] = other;
+          EXPECT(poolrt_arena_launch(arena, "image_restore", restore, 6, 0, err, sizeof err) == POOLRT_OK);
+          EXPECT(poolrt_arena_launch(arena, "image_gather", &other, 1,
+                                     (uint64_t)(uintptr_t)back, err, sizeof err) == POOLRT_OK);
+          EXPECT(poolrt_arena_synchronize(arena, err, sizeof err) == POOLRT_OK);
+          EXPECT(memcmp(back, pattern, (size_t)image) == 0);
+          /* A staging kernel without staging is refused. */
+          EXPECT(poolrt_arena_launch(arena, "image_gather", &other, 1, 0, err, sizeof err) != POOLRT_OK);
+        }
+        free(pattern);
+        free(poison);
+        free(back);
+      }
       poolrt_cache_complete_previous_batch(cache);
       poolrt_cache_counters ctr;
       poolrt_cache_get_counters(cache, &ctr);

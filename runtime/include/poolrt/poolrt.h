@@ -103,6 +103,11 @@ typedef struct {
 /* `what` is "plane:NAME", "class:NAME" or "field:NAME". */
 poolrt_status poolrt_arena_view(const poolrt_arena *arena, const char *what,
                                 poolrt_view *out, char *err, size_t err_len);
+/* Bytes one item of the artifact's `kind` kernel moves through staging
+ * (the staging buffer holds items x this), 0 without a staging side, -1
+ * when the artifact has no such kernel. */
+int64_t poolrt_artifact_kernel_staging_bytes(const poolrt_artifact *a,
+                                             const char *kind);
 /* Launch the artifact's kernel of `kind` (slot_copy, block_copy,
  * image_gather, ...) on `num_ids` ids, every id checked against its range
  * and the batch checked for conflicting writes first. `staging` is a
