@@ -19,6 +19,12 @@ prepare)
     --targets sm_90,host -o .gpu-carry/model.poolpack
   "./$BUILD/bin/pool-kernel-check" "$MODEL" --budget "$BUDGET" --max-num-seqs "$SEQS" \
     --gpu-plan .gpu-carry/plan.txt 2>/dev/null
+  # The end-to-end tests' artifacts: V4 at 1 GiB (moving the boundary) and
+  # Qwen3.5 (fork transfer); copy_e2e runs on model.poolpack.
+  "./$BUILD/bin/poolc" models/deepseek-v4-flash-fp8.yaml --budget 1GiB --max-num-seqs 4 \
+    --targets sm_90,host -o .gpu-carry/v4-small.poolpack
+  "./$BUILD/bin/poolc" models/qwen3.5-27b.yaml --budget 24GiB --max-num-seqs 16 \
+    --targets sm_90,host -o .gpu-carry/qwen.poolpack
   cp /usr/include/xxhash.h .gpu-carry/   # Debian's libxxhash-dev header, used header-only there
   rm -rf .gpu-carry/nlohmann && cp -r /usr/include/nlohmann .gpu-carry/  # nlohmann-json3-dev, header-only
   echo "prepared: $(ls .gpu-carry)"
@@ -34,6 +40,14 @@ device)
   g++ -O2 -std=c++17 -Iruntime/include -I.gpu-carry tools/pool-device-check/pool-device-check.cpp \
     runtime/device/*.cpp runtime/pools/*.cpp runtime/layout/*.cpp -DXXH_INLINE_ALL -ldl -o /tmp/pool-device-check
   /tmp/pool-device-check .gpu-carry/model.poolpack --backend cuda
+  echo
+  echo "== end-to-end tests through the cache manager (CUDA backend) =="
+  for t in copy:model fork:qwen boundary:v4-small; do
+    g++ -O2 -std=c++17 -Iruntime/include -I.gpu-carry -Itest/E2E "test/E2E/${t%%:*}_e2e.cpp" \
+      runtime/device/*.cpp runtime/pools/*.cpp runtime/layout/*.cpp -DXXH_INLINE_ALL -ldl \
+      -o "/tmp/${t%%:*}_e2e"
+    "/tmp/${t%%:*}_e2e" ".gpu-carry/${t##*:}.poolpack" cuda
+  done
   ;;
 *)
   echo "usage: bench/gpu/run.sh prepare|device" >&2

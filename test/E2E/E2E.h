@@ -23,11 +23,12 @@ inline void expect(bool ok, const char *what) {
   }
 }
 
-/// Read the artifact named on the command line, or say why not.
+/// Read the artifact named on the command line, or say why not. The
+/// command line is `MODEL.poolpack [BACKEND]` (host by default).
 inline std::optional<poolrt::Artifact> loadArtifact(int argc, char **argv,
                                                     const char *tool) {
-  if (argc != 2) {
-    std::fprintf(stderr, "usage: %s MODEL.poolpack\n", tool);
+  if (argc != 2 && argc != 3) {
+    std::fprintf(stderr, "usage: %s MODEL.poolpack [host|cuda|hip]\n", tool);
     return std::nullopt;
   }
   auto artifact = poolrt::readArtifactFile(argv[1]);
@@ -36,6 +37,11 @@ inline std::optional<poolrt::Artifact> loadArtifact(int argc, char **argv,
     return std::nullopt;
   }
   return artifact.take();
+}
+
+/// The backend named on the command line (host by default).
+inline const char *backend(int argc, char **argv) {
+  return argc == 3 ? argv[2] : "host";
 }
 
 /// The solved layout the compiler put in the manifest (the one source of

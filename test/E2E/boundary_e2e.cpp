@@ -82,9 +82,13 @@ int main(int argc, char **argv) {
   CacheManager &m = **mOr;
   const int64_t slots0 = cfg.numGroups;
 
-  auto devOr = openDevice("host");
+  auto devOr = openDevice(e2e::backend(argc, argv));
+  if (!devOr.ok()) {
+    std::printf("%s\n", devOr.error().message.c_str());
+    return 2;
+  }
   Device &dev = **devOr;
-  expect(dev.loadKernels(*artifact).ok(), "load code/host");
+  expect(dev.loadKernels(*artifact).ok(), "load the backend's code");
   DevicePtr arena = *dev.allocate(uint64_t(ks->allocationBytes()));
   KernelLauncher launcher(dev, arena);
   const KernelInfo *blockGather = ks->byKind("block_gather");

@@ -67,9 +67,13 @@ int main(int argc, char **argv) {
     return 1;
   CacheManager &m = **mOr;
 
-  auto devOr = openDevice("host");
+  auto devOr = openDevice(e2e::backend(argc, argv));
+  if (!devOr.ok()) {
+    std::printf("%s\n", devOr.error().message.c_str());
+    return 2;
+  }
   Device &dev = **devOr;
-  expect(dev.loadKernels(*artifact).ok(), "load code/host");
+  expect(dev.loadKernels(*artifact).ok(), "load the backend's code");
   DevicePtr arena = *dev.allocate(uint64_t(ks->allocationBytes()));
   DevicePtr staging = *dev.allocate(uint64_t(2 * imageBytes));
   KernelLauncher launcher(dev, arena);

@@ -59,10 +59,14 @@ int main(int argc, char **argv) {
     return 1;
   CacheManager &m = **mOr;
 
-  auto devOr = openDevice("host");
+  auto devOr = openDevice(e2e::backend(argc, argv));
+  if (!devOr.ok()) {
+    std::printf("%s\n", devOr.error().message.c_str());
+    return 2;
+  }
   expect(devOr.ok(), "host backend");
   Device &dev = **devOr;
-  expect(dev.loadKernels(*artifact).ok(), "load code/host");
+  expect(dev.loadKernels(*artifact).ok(), "load the backend's code");
   auto arenaOr = dev.allocate(uint64_t(ks->allocationBytes()));
   expect(arenaOr.ok(), "allocate the arena");
   DevicePtr arena = *arenaOr;
