@@ -3,10 +3,12 @@
 #define POOL_TEST_E2E_H
 
 #include "poolrt/Artifact.h"
+#include "poolrt/Device.h"
 
 #include <nlohmann/json.hpp>
 
 #include <cstdio>
+#include <memory>
 #include <optional>
 #include <string>
 
@@ -42,6 +44,23 @@ inline std::optional<poolrt::Artifact> loadArtifact(int argc, char **argv,
 /// The backend named on the command line (host by default).
 inline const char *backend(int argc, char **argv) {
   return argc == 3 ? argv[2] : "host";
+}
+
+/// The backend named on the command line with the artifact's code for it
+/// loaded, or null (and why, printed) when either fails.
+inline std::unique_ptr<poolrt::Device>
+openBackend(int argc, char **argv, const poolrt::Artifact &artifact) {
+  auto dev = poolrt::openDevice(backend(argc, argv));
+  if (!dev.ok()) {
+    std::printf("%s\n", dev.error().message.c_str());
+    return nullptr;
+  }
+  poolrt::Status loaded = (*dev)->loadKernels(artifact);
+  if (!loaded.ok()) {
+    std::printf("load the backend's code: %s\n", loaded.error().message.c_str());
+    return nullptr;
+  }
+  return dev.take();
 }
 
 /// The solved layout the compiler put in the manifest (the one source of

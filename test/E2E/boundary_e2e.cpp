@@ -82,13 +82,10 @@ int main(int argc, char **argv) {
   CacheManager &m = **mOr;
   const int64_t slots0 = cfg.numGroups;
 
-  auto devOr = openDevice(e2e::backend(argc, argv));
-  if (!devOr.ok()) {
-    std::printf("%s\n", devOr.error().message.c_str());
+  std::unique_ptr<Device> devPtr = e2e::openBackend(argc, argv, *artifact);
+  if (!devPtr)
     return 2;
-  }
-  Device &dev = **devOr;
-  expect(dev.loadKernels(*artifact).ok(), "load the backend's code");
+  Device &dev = *devPtr;
   DevicePtr arena = *dev.allocate(uint64_t(ks->allocationBytes()));
   KernelLauncher launcher(dev, arena);
   const KernelInfo *blockGather = ks->byKind("block_gather");

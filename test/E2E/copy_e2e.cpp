@@ -25,6 +25,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <memory>
 #include <vector>
 
 using namespace poolrt;
@@ -67,13 +68,10 @@ int main(int argc, char **argv) {
     return 1;
   CacheManager &m = **mOr;
 
-  auto devOr = openDevice(e2e::backend(argc, argv));
-  if (!devOr.ok()) {
-    std::printf("%s\n", devOr.error().message.c_str());
+  std::unique_ptr<Device> devPtr = e2e::openBackend(argc, argv, *artifact);
+  if (!devPtr)
     return 2;
-  }
-  Device &dev = **devOr;
-  expect(dev.loadKernels(*artifact).ok(), "load the backend's code");
+  Device &dev = *devPtr;
   DevicePtr arena = *dev.allocate(uint64_t(ks->allocationBytes()));
   DevicePtr staging = *dev.allocate(uint64_t(2 * imageBytes));
   KernelLauncher launcher(dev, arena);

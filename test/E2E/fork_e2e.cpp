@@ -20,6 +20,7 @@
 #include <nlohmann/json.hpp>
 
 #include <cstdio>
+#include <memory>
 #include <cstring>
 #include <vector>
 
@@ -59,14 +60,10 @@ int main(int argc, char **argv) {
     return 1;
   CacheManager &m = **mOr;
 
-  auto devOr = openDevice(e2e::backend(argc, argv));
-  if (!devOr.ok()) {
-    std::printf("%s\n", devOr.error().message.c_str());
+  std::unique_ptr<Device> devPtr = e2e::openBackend(argc, argv, *artifact);
+  if (!devPtr)
     return 2;
-  }
-  expect(devOr.ok(), "host backend");
-  Device &dev = **devOr;
-  expect(dev.loadKernels(*artifact).ok(), "load the backend's code");
+  Device &dev = *devPtr;
   auto arenaOr = dev.allocate(uint64_t(ks->allocationBytes()));
   expect(arenaOr.ok(), "allocate the arena");
   DevicePtr arena = *arenaOr;
