@@ -27,8 +27,8 @@ std::optional<int64_t> integer(const nlohmann::json &obj, const char *key) {
 
 } // namespace
 
-Result<CacheManagerConfig> cacheManagerConfig(const Artifact &artifact,
-                                              const CachePolicy &policy) {
+static Result<CacheManagerConfig> configFrom(const Artifact &artifact,
+                                             const CachePolicy &policy) {
   const ArtifactSection *manifest = artifact.find("manifest");
   if (!manifest)
     return bad("no manifest section");
@@ -126,6 +126,18 @@ Result<CacheManagerConfig> cacheManagerConfig(const Artifact &artifact,
     c.boundary = g;
   }
   return c;
+}
+
+Result<CacheManagerConfig> cacheManagerConfig(const Artifact &artifact,
+                                              const CachePolicy &policy) {
+  // nlohmann::json throws on a key of the wrong type (a string where a
+  // number was expected); a wrong manifest is an error value here, never an
+  // escaping exception.
+  try {
+    return configFrom(artifact, policy);
+  } catch (const std::exception &e) {
+    return bad(e.what());
+  }
 }
 
 } // namespace poolrt
