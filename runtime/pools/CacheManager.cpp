@@ -98,11 +98,13 @@ CacheManager::create(const CacheManagerConfig &c) {
   CacheManager *self = m.get();
   m->blocks_->setOnEvict([self](BlockHash h) {
     ++self->funnel_.blocksEvicted;
-    // A checkpoint whose last block left the index is unreachable.
-    if (self->store_)
-      self->store_->unindex(h);
-    else if (self->groups_)
-      self->groups_->unindex(h);
+    // While the boundary moves, records must keep their (moving) units:
+    // the checkpoints are dropped once every move is recorded.
+    if (self->deferEvictions_) {
+      self->deferredEvictions_.push_back(h);
+      return;
+    }
+    self->dropCheckpointOf(h);
   });
   bool paged = c.pagedCheckpoints.has_value();
   if (paged && c.transfer.kind() != TransferKind::None)
@@ -134,6 +136,14 @@ CacheManager::create(const CacheManagerConfig &c) {
   }
   m->interval_ = interval;
   return m;
+}
+
+void CacheManager::dropCheckpointOf(BlockHash h) {
+  // A checkpoint whose last block left the index is unreachable.
+  if (store_)
+    store_->unindex(h);
+  else if (groups_)
+    groups_->unindex(h);
 }
 
 int64_t CacheManager::ensureHashes(const Request &r, int64_t n) const {
@@ -326,6 +336,9 @@ int64_t CacheManager::canAllocate(Request &r) {
 Status CacheManager::allocate(Request &r, int64_t numCached) {
   if (!r.blockTable.empty())
     return Error{ErrorKind::State, "allocate: the request already holds blocks"};
+  if (numCached < 0)
+    return Error::invalid("allocate: " + std::to_string(numCached) +
+                          " cached blocks (use can_allocate's answer, >= 0)");
   if (ensureHashes(r, numCached) < numCached)
     return Error::invalid("allocate: " + std::to_string(numCached) +
                           " cached blocks is more than the request has");
@@ -424,6 +437,11 @@ Status CacheManager::hashBlocks(Request &r, int64_t numNew,
   if (!prefixCaching_)
     return Status::success();
   int64_t base = startTokens.value_or(r.numCachedTokens);
+  if (base < 0 || numNew < 0 || numNew > r.numTokens() - base)
+    return Error::invalid("hash_blocks: tokens [" + std::to_string(base) + ", " +
+                          std::to_string(base) + " + " + std::to_string(numNew) +
+                          ") are not within the request's " +
+                          std::to_string(r.numTokens()) + " tokens");
   int64_t hbs = hashBlockSize();
   int64_t start = base / hbs;
   int64_t end = std::min<int64_t>((base + numNew) / hbs, int64_t(r.blockTable.size()));
@@ -575,17 +593,29 @@ namespace {
 /// the bytes go from the first source straight to the last destination.
 template <typename Id> class MoveChain {
 public:
-  void add(Id from, Id to) {
+  /// Returns true when `to` was an earlier move's destination: that
+  /// content was given up (a re-homed checkpoint spent again) and its move
+  /// is dropped.
+  bool add(Id from, Id to) {
+    bool overwrote = false;
+    auto old = byDst.find(to.value);
+    if (old != byDst.end()) {
+      dead[old->second] = true;
+      byDst.erase(old);
+      overwrote = true;
+    }
     auto it = byDst.find(from.value);
     if (it != byDst.end()) { // `from` only ever held bytes still in flight
       size_t i = it->second;
       byDst.erase(it);
       moves[i].second = to;
       byDst[to.value] = i;
-      return;
+      return overwrote;
     }
     byDst[to.value] = moves.size();
     moves.push_back({from, to});
+    dead.push_back(false);
+    return overwrote;
   }
   /// Where an id held before the move now lives.
   Id follow(Id id) const {
@@ -593,12 +623,18 @@ public:
     return it == bySrc.end() ? id : it->second;
   }
   void seal() {
+    std::vector<std::pair<Id, Id>> live;
+    for (size_t i = 0; i < moves.size(); ++i)
+      if (!dead[i])
+        live.push_back(moves[i]);
+    moves.swap(live);
     for (auto &m : moves)
       bySrc[m.first.value] = m.second;
   }
   std::vector<std::pair<Id, Id>> moves;
 
 private:
+  std::vector<bool> dead;
   std::unordered_map<int32_t, size_t> byDst;
   std::unordered_map<int32_t, Id> bySrc;
 };
@@ -632,7 +668,16 @@ CacheManager::moveBoundary(int64_t targetGroups,
   for (const Request *r : live)
     if (!r)
       return Error::invalid("move_boundary: a null request in the live list");
+  if (targetGroups > groups_->numGroups() && !groups_->enabled())
+    return Error{ErrorKind::State,
+                 "move_boundary: the state-group pool is disabled (created "
+                 "with 0 groups or without prefix caching); it cannot grow"};
 
+  // From here on the move always completes what it started: an internal
+  // failure stops it like a refusal would, and the moves made so far are
+  // still reported and followed.
+  deferEvictions_ = true;
+  deferredEvictions_.clear();
   BoundaryMove out;
   MoveChain<BlockId> blockMoves;
   MoveChain<GroupId> groupMoves;
@@ -656,8 +701,10 @@ CacheManager::moveBoundary(int64_t targetGroups,
       if (r->unitOwnerId) {
         Status s = store_->relocateUnit(*r->unitOwnerId, r->unitPiece,
                                         r->retired, r->movedTo);
-        if (!s.ok())
-          return s.error();
+        if (!s.ok()) { // an invariant breach, reported, never half-done
+          out.stopReason = "internal error: " + s.error().message;
+          break;
+        }
         ++out.unitsMoved;
       }
     }
@@ -665,7 +712,7 @@ CacheManager::moveBoundary(int64_t targetGroups,
     if (reach > groups) {
       Status s = groups_->extend(reach - groups);
       if (!s.ok())
-        return s.error();
+        out.stopReason = "internal error: " + s.error().message;
     }
   } else {
     // Grow the block side: give back groups from the top.
@@ -686,7 +733,11 @@ CacheManager::moveBoundary(int64_t targetGroups,
         continue;
       if (r->heldCheckpoint)
         ++out.checkpointsRehomed;
-      groupMoves.add(r->retired, r->relocatedTo);
+      if (groupMoves.add(r->retired, r->relocatedTo)) {
+        // The group a checkpoint was re-homed into was spent again.
+        --out.checkpointsRehomed;
+        ++out.checkpointsSpent;
+      }
       if (store_)
         store_->relocateSlot(SlotIndex(r->retired.value),
                              SlotIndex(r->relocatedTo.value));
@@ -697,7 +748,7 @@ CacheManager::moveBoundary(int64_t targetGroups,
   if (blocks_->numBlocks() < blockCap) {
     auto grown = blocks_->extend(blockCap - blocks_->numBlocks());
     if (!grown.ok())
-      return grown.error();
+      out.stopReason = "internal error: " + grown.error().message;
   }
 
   blockMoves.seal();
@@ -713,6 +764,13 @@ CacheManager::moveBoundary(int64_t targetGroups,
     r->state.group = groupMoves.follow(r->state.group);
     r->state.forkSource = groupMoves.follow(r->state.forkSource);
   }
+  // Every record names its units' new ids now: drop the checkpoints whose
+  // blocks the moves evicted.
+  deferEvictions_ = false;
+  std::vector<BlockHash> evicted;
+  evicted.swap(deferredEvictions_);
+  for (BlockHash h : evicted)
+    dropCheckpointOf(h);
   out.blockMoves = std::move(blockMoves.moves);
   for (auto &m : out.blockMoves) {
     out.blockCopyIds.push_back(m.first.value);
@@ -725,7 +783,8 @@ CacheManager::moveBoundary(int64_t targetGroups,
   }
   out.numBlocks = blocks_->numBlocks();
   out.numGroups = groups_->numGroups();
-  out.reachedTarget = out.numGroups == targetGroups;
+  out.reachedTarget = out.numGroups == targetGroups &&
+                      out.stopReason.rfind("internal error", 0) != 0;
   if (out.reachedTarget)
     out.stopReason.clear();
   else if (out.stopReason.empty())

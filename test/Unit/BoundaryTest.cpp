@@ -10,6 +10,9 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <set>
+
 using namespace poolrt;
 
 namespace {
@@ -275,4 +278,158 @@ TEST(Boundary, RelocateUnitRefusesAWrongPiece) {
   ASSERT_FALSE(s.ok());
   EXPECT_NE(s.error().message.find("does not hold unit"), std::string::npos);
   EXPECT_FALSE(store.relocateUnit(id.value + 7, 0, op->unitIds[0], BlockId(20)).ok());
+}
+
+namespace {
+
+/// A copy batch the kernels can run in any order: no destination twice, no
+/// id both a source and a destination.
+void expectRunnableBatch(const std::vector<int32_t> &pairs) {
+  std::set<int32_t> srcs, dsts;
+  for (size_t i = 0; i + 1 < pairs.size(); i += 2) {
+    srcs.insert(pairs[i]);
+    EXPECT_TRUE(dsts.insert(pairs[i + 1]).second)
+        << "destination " << pairs[i + 1] << " twice";
+  }
+  for (int32_t d : dsts)
+    EXPECT_FALSE(srcs.count(d)) << d << " is both a source and a destination";
+}
+
+} // namespace
+
+// Review finding: moving a unit into a cached block that was its own
+// checkpoint's last KV block used to free the record mid-move.
+TEST(Boundary, EvictingTheMovingCheckpointWaitsForTheMove) {
+  auto m = toyManager(/*paged=*/true);
+  BlockPool &pool = m->blocks();
+  PageUnitCheckpointStore &store = *m->pagedStore();
+  Request filler;
+  for (int32_t id = 0; id < 30; ++id) {
+    hold(pool, id, 7000 + BlockHash(id));
+    filler.blockTable.push_back(BlockId(id));
+  }
+  auto op = store.beginStore(777, SlotIndex(0));
+  ASSERT_TRUE(op.has_value());
+  EXPECT_EQ(op->unitIds, (std::vector<BlockId>{BlockId(30), BlockId(31)}));
+  store.completeInflight();
+  // Block 3 becomes the checkpoint's cached KV block, the only free one.
+  int32_t toks[4] = {3, 3, 3, 3};
+  ASSERT_TRUE(pool.publish(BlockId(3), 777, toks, 4).ok());
+  ASSERT_TRUE(pool.free(BlockId(3)).ok());
+  filler.blockTable.erase(filler.blockTable.begin() + 3);
+  auto mv = m->moveBoundary(3, {&filler});
+  ASSERT_TRUE(mv.ok()) << mv.error().message;
+  EXPECT_EQ(mv->stopReason.find("internal"), std::string::npos) << mv->stopReason;
+  expectRunnableBatch(mv->blockCopyIds);
+  EXPECT_TRUE(pool.invariantsHold());
+  EXPECT_TRUE(store.checkInvariants().ok()) << store.checkInvariants().error().message;
+  // The eviction reached the store after the move: the checkpoint is gone
+  // and its units went back to the pool, none of them past the boundary.
+  EXPECT_FALSE(store.contains(777));
+  EXPECT_EQ(store.numRecords(), 0);
+  for (int32_t id = pool.numBlocks(); id < pool.maxBlocks(); ++id)
+    EXPECT_EQ(pool.state(BlockId(id)), BlockState::Retired);
+}
+
+// Review finding: a unit moved earlier in the pass, then freed by an
+// eviction, used to be handed out again as a destination.
+TEST(Boundary, NoDestinationTwiceWhenCheckpointsAreEvicted) {
+  auto m = toyManager(/*paged=*/true);
+  BlockPool &pool = m->blocks();
+  PageUnitCheckpointStore &store = *m->pagedStore();
+  Request filler;
+  for (int32_t id = 0; id < 32; ++id)
+    if (id != 20 && id != 31) {
+      hold(pool, id, 7000 + BlockHash(id));
+      filler.blockTable.push_back(BlockId(id));
+    }
+  auto op = store.beginStore(777, SlotIndex(0));
+  ASSERT_TRUE(op.has_value());
+  EXPECT_EQ(op->unitIds, (std::vector<BlockId>{BlockId(20), BlockId(31)}));
+  store.completeInflight();
+  int32_t toks[4] = {3, 3, 3, 3};
+  ASSERT_TRUE(pool.publish(BlockId(3), 777, toks, 4).ok());
+  ASSERT_TRUE(pool.free(BlockId(3)).ok());
+  ASSERT_TRUE(pool.free(BlockId(10)).ok());
+  filler.blockTable.erase(std::remove_if(filler.blockTable.begin(),
+                                         filler.blockTable.end(),
+                                         [](BlockId b) {
+                                           return b == BlockId(3) || b == BlockId(10);
+                                         }),
+                          filler.blockTable.end());
+  auto mv = m->moveBoundary(3, {&filler});
+  ASSERT_TRUE(mv.ok()) << mv.error().message;
+  expectRunnableBatch(mv->blockCopyIds);
+  for (BlockId b : filler.blockTable) {
+    EXPECT_LT(b.value, pool.numBlocks());
+    EXPECT_EQ(pool.state(b), BlockState::Held);
+  }
+  EXPECT_TRUE(pool.invariantsHold());
+  EXPECT_TRUE(store.checkInvariants().ok());
+}
+
+// Review finding: a checkpoint re-homed into a group that the next live
+// top then spends used to leave two copies into that group.
+TEST(Boundary, ARehomedCheckpointSpentAgainLeavesOneCopy) {
+  CacheManagerConfig c;
+  c.blockSize = 4;
+  c.numBlocks = 24;
+  c.numGroups = 4;
+  c.transfer = StateTransfer::fork(1).value();
+  c.checkpointIntervalTokens = 0;
+  c.boundary = toyGeometry();
+  auto m = CacheManager::create(c).take();
+  StateGroupPool &groups = *m->groups();
+  std::vector<GroupId> g;
+  for (int i = 0; i < 4; ++i)
+    g.push_back(groups.pop().take());
+  ASSERT_EQ(g, (std::vector<GroupId>{GroupId(0), GroupId(1), GroupId(2), GroupId(3)}));
+  ASSERT_TRUE(groups.index(900, GroupId(0)).ok());
+  ASSERT_TRUE(groups.release(GroupId(0)).ok()); // the older checkpoint
+  ASSERT_TRUE(groups.index(903, GroupId(3)).ok());
+  ASSERT_TRUE(groups.release(GroupId(3)).ok());
+  Request r1, r2;
+  r1.state.group = GroupId(1);
+  r2.state.group = GroupId(2);
+  auto mv = m->moveBoundary(2, {&r1, &r2});
+  ASSERT_TRUE(mv.ok()) << mv.error().message;
+  EXPECT_TRUE(mv->reachedTarget);
+  expectRunnableBatch(mv->slotCopyIds);
+  // Only the live group's bytes move; both checkpoints were spent.
+  ASSERT_EQ(mv->groupMoves.size(), 1u);
+  EXPECT_EQ(mv->groupMoves[0].src, GroupId(2));
+  EXPECT_EQ(mv->groupMoves[0].dst, GroupId(0));
+  EXPECT_EQ(r2.state.group, GroupId(0));
+  EXPECT_EQ(r1.state.group, GroupId(1));
+  EXPECT_EQ(mv->checkpointsRehomed, 0);
+  EXPECT_FALSE(groups.lookupGroup(903).valid());
+  EXPECT_TRUE(groups.invariantsHold());
+}
+
+TEST(Boundary, AnEmptyStatePoolCannotGrow) {
+  CacheManagerConfig c;
+  c.blockSize = 4;
+  c.numBlocks = 32;
+  c.numGroups = 0;
+  c.boundary = toyGeometry();
+  auto m = CacheManager::create(c).take();
+  auto mv = m->moveBoundary(2, {});
+  ASSERT_FALSE(mv.ok());
+  EXPECT_NE(mv.error().message.find("disabled"), std::string::npos);
+}
+
+TEST(CacheManagerErrors, OutOfRangeTokenCountsAreRefused) {
+  auto m = toyManager();
+  Request r;
+  for (int64_t t = 0; t < 10; ++t)
+    r.tokens.push_back(t);
+  r.numPromptTokens = 10;
+  r.state.hasPerReqCache = false;
+  EXPECT_FALSE(m->allocate(r, -1).ok());
+  EXPECT_TRUE(r.blockTable.empty());
+  ASSERT_TRUE(m->allocate(r, 0).ok());
+  EXPECT_FALSE(m->hashBlocks(r, 11).ok());     // more than the request has
+  EXPECT_FALSE(m->hashBlocks(r, 4, -4).ok());  // negative start
+  EXPECT_FALSE(m->hashBlocks(r, -1).ok());
+  EXPECT_TRUE(m->hashBlocks(r, 10).ok());
 }

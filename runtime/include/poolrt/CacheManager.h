@@ -301,6 +301,11 @@ private:
   CacheStats stats_;
   std::vector<BlockId> hitScratch_; // canAllocate: the hit's blocks
   std::optional<PoolBoundaryGeometry> boundary_;
+  /// moveBoundary collects on_evict hashes here and drops their
+  /// checkpoints only after every unit move is recorded.
+  bool deferEvictions_ = false;
+  std::vector<BlockHash> deferredEvictions_;
+  void dropCheckpointOf(BlockHash h);
 };
 
 } // namespace poolrt
