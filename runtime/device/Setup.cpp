@@ -41,6 +41,8 @@ static Result<CacheManagerConfig> configFrom(const Artifact &artifact,
   auto hashBlock = integer(geometry, "hash_block_size");
   if (!blockSize || *blockSize < 1)
     return bad("layout.geometry.block_size is missing or not positive");
+  if (geometry.contains("hash_block_size") && !hashBlock)
+    return bad("layout.geometry.hash_block_size is not an integer");
   if (hashBlock && *hashBlock != *blockSize)
     return bad("layout.geometry.hash_block_size " + std::to_string(*hashBlock) +
                " differs from block_size " + std::to_string(*blockSize) +
@@ -57,6 +59,9 @@ static Result<CacheManagerConfig> configFrom(const Artifact &artifact,
   for (const nlohmann::json &cls : classes) {
     std::string pool = cls.value("pool", "");
     std::string name = cls.value("name", "?");
+    if (cls.contains("transfer") && !cls["transfer"].is_null() &&
+        !cls["transfer"].is_object())
+      return bad("class '" + name + "': transfer is neither an object nor null");
     if (pool == "page") {
       if (page)
         return bad("more than one PAGE class ('" + name + "')");
@@ -110,8 +115,13 @@ static Result<CacheManagerConfig> configFrom(const Artifact &artifact,
     }
   }
 
-  if (layout.contains("row_space") && layout["row_space"].is_object()) {
+  if (layout.contains("row_space") && !layout["row_space"].is_null()) {
     const nlohmann::json &rs = layout["row_space"];
+    if (!rs.is_object())
+      return bad("layout.row_space is neither an object nor null");
+    if (state && integer(*state, "entries_per_req").value_or(1) > 1)
+      return bad("a row-space STATE class with more than one slot per request "
+                 "is not supported");
     PoolBoundaryGeometry g;
     auto env = integer(rs, "envelope_rows"), slot = integer(rs, "slot_rows"),
          plane = integer(rs, "plane_rows"), pos = integer(rs, "slot_positions");

@@ -98,7 +98,10 @@ int main(int argc, char **argv) {
       int64_t chunk = poolrt_cache_prefill_chunk(cache, r, 0, 5 * 256 + 3);
       EXPECT(chunk == 1024);
       EXPECT(poolrt_cache_hash_blocks(cache, r, chunk, 259, err, sizeof err) == POOLRT_OK);
-      poolrt_request_set_num_cached_tokens(r, chunk);
+      EXPECT(poolrt_request_set_num_cached_tokens(r, chunk, err, sizeof err) == POOLRT_OK);
+      EXPECT(poolrt_request_set_num_cached_tokens(r, 99999, err, sizeof err) == POOLRT_INVALID_ARGUMENT);
+      EXPECT(poolrt_request_num_cached_tokens(r) == chunk);
+      EXPECT(poolrt_cache_allocate(cache, r, -1, err, sizeof err) != POOLRT_OK);
       size_t stores = 0, restores = 0, nids = 0;
       EXPECT(poolrt_cache_take_state_ops(cache, &stores, &restores, err, sizeof err) == POOLRT_OK);
       EXPECT(stores == 1 && restores == 0);

@@ -69,6 +69,16 @@ TEST(Setup, MalformedManifestsAreErrorsNotExceptions) {
   std::string noTokens = kForkLayout;
   noTokens.replace(noTokens.find("\"tokens\": 1"), 11, "\"tokens\": \"1\"");
   EXPECT_NE(errorOf(noTokens).find("fork without tokens"), std::string::npos);
+  std::string badTransfer = kForkLayout;
+  badTransfer.replace(badTransfer.find("\"transfer\": null"), 16, "\"transfer\": 3");
+  EXPECT_NE(errorOf(badTransfer).find("neither an object nor null"), std::string::npos);
+  std::string badRowSpace = kForkLayout;
+  badRowSpace.replace(badRowSpace.rfind('}'), 1, ", \"row_space\": [1]}");
+  EXPECT_NE(errorOf(badRowSpace).find("row_space is neither"), std::string::npos);
+  EXPECT_NE(errorOf(R"({"geometry": {"block_size": 16, "hash_block_size": "x"},
+                       "entry_classes": []})")
+                .find("hash_block_size is not an integer"),
+            std::string::npos);
   Artifact none;
   EXPECT_FALSE(cacheManagerConfig(none).ok());
 }

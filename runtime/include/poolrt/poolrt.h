@@ -150,7 +150,9 @@ size_t poolrt_request_block_table(const poolrt_request *r, int32_t *out,
 int32_t poolrt_request_group(const poolrt_request *r); /* -1: none */
 int32_t poolrt_request_fork_source(const poolrt_request *r); /* -1: none */
 int64_t poolrt_request_num_cached_tokens(const poolrt_request *r);
-void poolrt_request_set_num_cached_tokens(poolrt_request *r, int64_t n);
+/* The scheduler advances the KV-computed count; 0 <= n <= tokens. */
+poolrt_status poolrt_request_set_num_cached_tokens(poolrt_request *r, int64_t n,
+                                                   char *err, size_t err_len);
 
 /* Prefix hit in blocks, or -1 when the request cannot be admitted now. */
 int64_t poolrt_cache_can_allocate(poolrt_cache *c, poolrt_request *r);
