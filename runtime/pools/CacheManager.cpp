@@ -342,13 +342,45 @@ Status CacheManager::allocate(Request &r, int64_t numCached) {
   if (ensureHashes(r, numCached) < numCached)
     return Error::invalid("allocate: " + std::to_string(numCached) +
                           " cached blocks is more than the request has");
+  GroupId groupBefore = r.state.group, sourceBefore = r.state.forkSource;
+  Status s = allocateBlocksAndState(r, numCached);
+  if (s.ok())
+    return s;
+  // Nothing half-done: give back what this call took.
+  for (auto it = r.blockTable.rbegin(); it != r.blockTable.rend(); ++it)
+    (void)blocks_->free(*it);
+  r.blockTable.clear();
+  r.numCachedTokens = 0;
+  if (r.state.forkSource.valid() && r.state.forkSource != sourceBefore) {
+    (void)groups_->dropReader(r.state.forkSource);
+    r.state.forkSource = sourceBefore;
+  }
+  if (r.state.group.valid() && r.state.group != groupBefore) {
+    if (store_)
+      store_->cancelQueuedRestore(SlotIndex(r.state.group.value));
+    (void)groups_->release(r.state.group);
+    r.state.group = groupBefore;
+  }
+  return s;
+}
+
+Status CacheManager::allocateBlocksAndState(Request &r, int64_t numCached) {
   const std::vector<BlockHash> &hashes = r.hashCache;
   for (int64_t i = 0; i < numCached; ++i) {
     // canAllocate just looked these up; re-check each id from its block
     // (indexedAs) instead of probing the index again.
     BlockId b = size_t(i) < hitScratch_.size() ? hitScratch_[size_t(i)] : kNoBlock;
-    if (!blocks_->indexedAs(b, hashes[size_t(i)]))
+    if (!blocks_->indexedAs(b, hashes[size_t(i)])) {
+      // Not what canAllocate found: look it up and run the collision check
+      // here (a caller may allocate without asking first).
       b = blocks_->lookup(hashes[size_t(i)]);
+      ensurePrints(r, numCached);
+      if (b.valid() && !blocks_->tokensMatch(b, size_t(hashBlockSize()),
+                                             r.printCache[size_t(i)]))
+        return Error{ErrorKind::State,
+                     "allocate: hit block " + std::to_string(i) +
+                         " holds other tokens under the same hash"};
+    }
     if (!b.valid())
       return Error{ErrorKind::State, "allocate: hit block " + std::to_string(i) +
                                          " left the index since can_allocate"};

@@ -433,3 +433,27 @@ TEST(CacheManagerErrors, OutOfRangeTokenCountsAreRefused) {
   EXPECT_FALSE(m->hashBlocks(r, -1).ok());
   EXPECT_TRUE(m->hashBlocks(r, 10).ok());
 }
+
+TEST(CacheManagerErrors, AFailedAllocateGivesBackEverything) {
+  CacheManagerConfig c;
+  c.blockSize = 4;
+  c.numBlocks = 4;
+  c.numGroups = 2;
+  c.transfer = StateTransfer::fork(1).value();
+  c.checkpointIntervalTokens = 0;
+  auto m = CacheManager::create(c).take();
+  Request r; // 6 blocks' worth of tokens for a 4-block pool
+  for (int64_t t = 0; t < 24; ++t)
+    r.tokens.push_back(t);
+  r.numPromptTokens = 24;
+  Status s = m->allocate(r, 0); // without asking can_allocate first
+  ASSERT_FALSE(s.ok());
+  EXPECT_NE(s.error().message.find("No PAGE unit available"), std::string::npos);
+  EXPECT_TRUE(r.blockTable.empty());
+  EXPECT_FALSE(r.state.group.valid());
+  EXPECT_EQ(m->blocks().numFree(), 4);
+  EXPECT_EQ(m->groups()->numFree(), 2);
+  EXPECT_EQ(m->stats().requests, 0);
+  EXPECT_TRUE(m->blocks().invariantsHold());
+  EXPECT_TRUE(m->groups()->invariantsHold());
+}

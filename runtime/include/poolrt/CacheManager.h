@@ -306,6 +306,8 @@ private:
   bool deferEvictions_ = false;
   std::vector<BlockHash> deferredEvictions_;
   void dropCheckpointOf(BlockHash h);
+  /// allocate's work after its argument checks; allocate undoes it on error.
+  Status allocateBlocksAndState(Request &r, int64_t numCached);
 };
 
 } // namespace poolrt
