@@ -49,6 +49,18 @@ void hold(BlockPool &pool, int32_t b, BlockHash h) {
   ASSERT_TRUE(pool.publish(BlockId(b), h, toks, 4).ok());
 }
 
+/// A request holding every block below `upTo` except `except`, each under
+/// its own hash.
+Request holdAllBut(BlockPool &pool, int32_t upTo, std::set<int32_t> except = {}) {
+  Request r;
+  for (int32_t id = 0; id < upTo; ++id)
+    if (!except.count(id)) {
+      hold(pool, id, 7000 + BlockHash(id));
+      r.blockTable.push_back(BlockId(id));
+    }
+  return r;
+}
+
 } // namespace
 
 TEST(Boundary, GeometryCapacities) {
@@ -234,11 +246,7 @@ TEST(Boundary, StoredCheckpointUnitsMoveWithTheirRecord) {
   BlockPool &pool = m->blocks();
   PageUnitCheckpointStore &store = *m->pagedStore();
   // Fill 0..29 so the checkpoint's two units land on 30 and 31.
-  Request filler;
-  for (int32_t id = 0; id < 30; ++id) {
-    hold(pool, id, 7000 + BlockHash(id));
-    filler.blockTable.push_back(BlockId(id));
-  }
+  Request filler = holdAllBut(pool, 30);
   auto op = store.beginStore(4242, SlotIndex(0));
   ASSERT_TRUE(op.has_value());
   EXPECT_EQ(op->unitIds, (std::vector<BlockId>{BlockId(30), BlockId(31)}));
@@ -303,11 +311,7 @@ TEST(Boundary, EvictingTheMovingCheckpointWaitsForTheMove) {
   auto m = toyManager(/*paged=*/true);
   BlockPool &pool = m->blocks();
   PageUnitCheckpointStore &store = *m->pagedStore();
-  Request filler;
-  for (int32_t id = 0; id < 30; ++id) {
-    hold(pool, id, 7000 + BlockHash(id));
-    filler.blockTable.push_back(BlockId(id));
-  }
+  Request filler = holdAllBut(pool, 30);
   auto op = store.beginStore(777, SlotIndex(0));
   ASSERT_TRUE(op.has_value());
   EXPECT_EQ(op->unitIds, (std::vector<BlockId>{BlockId(30), BlockId(31)}));
@@ -337,12 +341,7 @@ TEST(Boundary, NoDestinationTwiceWhenCheckpointsAreEvicted) {
   auto m = toyManager(/*paged=*/true);
   BlockPool &pool = m->blocks();
   PageUnitCheckpointStore &store = *m->pagedStore();
-  Request filler;
-  for (int32_t id = 0; id < 32; ++id)
-    if (id != 20 && id != 31) {
-      hold(pool, id, 7000 + BlockHash(id));
-      filler.blockTable.push_back(BlockId(id));
-    }
+  Request filler = holdAllBut(pool, 32, {20, 31});
   auto op = store.beginStore(777, SlotIndex(0));
   ASSERT_TRUE(op.has_value());
   EXPECT_EQ(op->unitIds, (std::vector<BlockId>{BlockId(20), BlockId(31)}));
