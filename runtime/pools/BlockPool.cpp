@@ -53,7 +53,8 @@ Result<BlockPool> BlockPool::create(int64_t numBlocks,
 BlockPool::BlockPool(int32_t numBlocks, int32_t maxBlocks,
                      EvictCallback onEvict)
     : meta(size_t(maxBlocks)), lru(size_t(maxBlocks)),
-      tokens(size_t(maxBlocks)), prints(size_t(maxBlocks)), rawOwner(size_t(maxBlocks)), vacant(maxBlocks),
+      tokens(size_t(maxBlocks)), prints(size_t(maxBlocks)),
+      rawOwner(size_t(maxBlocks)), vacant(maxBlocks),
       index(maxBlocks, kIndexSlotsPerEntry), numBlocks_(numBlocks),
       numFree_(numBlocks), onEvict(std::move(onEvict)) {
   for (int32_t b = 0; b < numBlocks; ++b) {
@@ -263,7 +264,9 @@ void BlockPool::adopt(int32_t dst, int32_t src) {
   prints[size_t(dst)] = prints[size_t(src)];
   if (s.indexed)
     index.repoint(s.hash, src, dst);
-  d.state = BlockState::Held;
+  d.state = s.state; // Held, or a RawUnit keeping its (owner, piece)
+  rawOwner[size_t(dst)] = rawOwner[size_t(src)];
+  rawOwner[size_t(src)] = RawOwner{};
   s.refCount = 0;
   s.indexed = false; // the entry moved with the content: no on_evict
   forgetContent(src);
@@ -310,18 +313,9 @@ BlockPool::retireTopUnit(const std::string &ownerTag) {
   BlockId dst = takeFree();
   if (!dst.valid())
     return std::nullopt;
-  int32_t d = dst.value;
-  unindex(d); // its cached content, if any, is the price of the move
-  forgetContent(d);
-  Meta &dm = meta[size_t(d)];
-  dm.state = BlockState::RawUnit;
-  dm.refCount = meta[size_t(top)].refCount;
-  rawOwner[size_t(d)] = owner;
-  rawOwner[size_t(top)] = RawOwner{};
-  meta[size_t(top)] = Meta{}; // Retired, no content
+  adopt(dst.value, top);
   --numBlocks_;
-  BlockRetirement r{BlockId(top), dst, owner.id, owner.piece};
-  return r;
+  return BlockRetirement{BlockId(top), dst, owner.id, owner.piece};
 }
 
 //===----------------------------------------------------------------------===//

@@ -711,6 +711,11 @@ CacheManager::moveBoundary(int64_t targetGroups,
   deferEvictions_ = true;
   deferredEvictions_.clear();
   BoundaryMove out;
+  bool internalFailure = false;
+  auto fail = [&](const Error &e) {
+    out.stopReason = "internal error: " + e.message;
+    internalFailure = true;
+  };
   MoveChain<BlockId> blockMoves;
   MoveChain<GroupId> groupMoves;
   int64_t groups = groups_->numGroups();
@@ -734,7 +739,7 @@ CacheManager::moveBoundary(int64_t targetGroups,
         Status s = store_->relocateUnit(*r->unitOwnerId, r->unitPiece,
                                         r->retired, r->movedTo);
         if (!s.ok()) { // an invariant breach, reported, never half-done
-          out.stopReason = "internal error: " + s.error().message;
+          fail(s.error());
           break;
         }
         ++out.unitsMoved;
@@ -744,7 +749,7 @@ CacheManager::moveBoundary(int64_t targetGroups,
     if (reach > groups) {
       Status s = groups_->extend(reach - groups);
       if (!s.ok())
-        out.stopReason = "internal error: " + s.error().message;
+        fail(s.error());
     }
   } else {
     // Grow the block side: give back groups from the top.
@@ -780,7 +785,7 @@ CacheManager::moveBoundary(int64_t targetGroups,
   if (blocks_->numBlocks() < blockCap) {
     auto grown = blocks_->extend(blockCap - blocks_->numBlocks());
     if (!grown.ok())
-      out.stopReason = "internal error: " + grown.error().message;
+      fail(grown.error());
   }
 
   blockMoves.seal();
@@ -815,8 +820,7 @@ CacheManager::moveBoundary(int64_t targetGroups,
   }
   out.numBlocks = blocks_->numBlocks();
   out.numGroups = groups_->numGroups();
-  out.reachedTarget = out.numGroups == targetGroups &&
-                      out.stopReason.rfind("internal error", 0) != 0;
+  out.reachedTarget = out.numGroups == targetGroups && !internalFailure;
   if (out.reachedTarget)
     out.stopReason.clear();
   else if (out.stopReason.empty())
