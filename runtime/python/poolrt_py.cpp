@@ -14,6 +14,7 @@
 #include "poolrt/CacheManager.h"
 #include "poolrt/Device.h"
 #include "poolrt/Kernels.h"
+#include "poolrt/Setup.h"
 #include "poolrt/StateGroupPool.h"
 #include "poolrt/StateTransfer.h"
 
@@ -171,6 +172,15 @@ PYBIND11_MODULE(poolrt, m) {
            py::arg("prefix_caching") = true, py::arg("boundary") = py::none(),
            "boundary: {envelope_rows, slot_rows, plane_rows, slot_positions, "
            "max_blocks} of a row-space artifact, to allow move_boundary")
+      .def_static("from_artifact", [](const std::string &path, int64_t interval,
+                                      bool prefixCaching) {
+        Artifact a = take(readArtifactFile(path));
+        CacheManagerConfig c =
+            take(cacheManagerConfig(a, CachePolicy{interval, prefixCaching}));
+        return take(CacheManager::create(c));
+      }, py::arg("path"), py::arg("interval") = 8192, py::arg("prefix_caching") = true,
+         "A cache manager with every count (blocks, groups, transfer, PAGE-unit "
+         "checkpoints, boundary rows) read from a .poolpack")
       .def("move_boundary", [](CacheManager &m, int64_t target, py::list live) {
         std::vector<Request *> ptrs;
         for (py::handle h : live)

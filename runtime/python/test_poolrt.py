@@ -73,6 +73,21 @@ def main():
         assert "outside [0, 10]" in str(e), e
     else:
         raise AssertionError("a target past the plane accepted")
+    # Every count from an artifact (V4-Flash fp8 at 1 GiB, 4 sequences).
+    if len(sys.argv) > 1:
+        m = poolrt.CacheManager.from_artifact(sys.argv[1], interval=1024)
+        r = poolrt.Request(list(range(3 * 256 + 5)))
+        assert m.can_allocate(r) == 0
+        m.allocate(r, 0)
+        assert len(r.block_table) == 4 and r.group >= 0, r.block_table
+        mv = m.move_boundary(6, [r])
+        assert mv["reached_target"] and mv["num_groups"] == 6, mv
+        try:
+            poolrt.CacheManager.from_artifact("/nonexistent.poolpack")
+        except ValueError as e:
+            assert "nonexistent" in str(e), e
+        else:
+            raise AssertionError("a missing artifact accepted")
     print("python module: 1 passed, 0 failed")
     return 0
 
