@@ -38,7 +38,6 @@ struct poolrt_request {
 };
 struct poolrt_cache {
   std::unique_ptr<CacheManager> manager;
-  std::optional<PoolBoundaryGeometry> boundary;
   std::vector<int32_t> blockCopy, slotCopy, imageStore, imageRestore;
 };
 
@@ -356,7 +355,7 @@ poolrt_status poolrt_cache_create(const poolrt_artifact *a, int64_t interval,
     auto m = CacheManager::create(*cfg);
     if (!m.ok())
       return report(m.error(), err, len);
-    *out = new (std::nothrow) poolrt_cache{m.take(), cfg->boundary, {}, {}, {}, {}};
+    *out = new (std::nothrow) poolrt_cache{m.take(), {}, {}, {}, {}};
     return *out ? POOLRT_OK : report(Error{ErrorKind::State, "out of memory"}, err, len);
   });
 }
@@ -488,7 +487,7 @@ poolrt_status poolrt_cache_take_state_ops(poolrt_cache *c, size_t *numStores,
       return report(Error::invalid("poolrt_cache_take_state_ops: null cache"), err, len);
     auto ops = c->manager->takeStateMaintenanceOps();
     auto slotId = [&](int32_t group) {
-      return c->boundary ? c->boundary->physicalSlot(GroupId(group)) : group;
+      return c->manager->slotKernelId(GroupId(group));
     };
     c->imageStore.clear();
     c->imageRestore.clear();

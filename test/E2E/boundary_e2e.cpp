@@ -61,7 +61,6 @@ int main(int argc, char **argv) {
     return 2;
   }
   nlohmann::json layout = e2e::layoutOf(*artifact);
-  const nlohmann::json &rs = layout["row_space"];
   int64_t blockSize = layout["geometry"]["block_size"].get<int64_t>();
   // Every count from the artifact; plain slots (no checkpoints): this test
   // moves bytes only.
@@ -72,7 +71,6 @@ int main(int argc, char **argv) {
     return 1;
   CacheManagerConfig cfg = *cfgOr;
   cfg.pagedCheckpoints.reset();
-  const PoolBoundaryGeometry geo = *cfg.boundary;
   auto mOr = CacheManager::create(cfg);
   expect(mOr.ok(), "cache manager with a boundary geometry");
   if (!mOr.ok()) {
@@ -148,7 +146,7 @@ int main(int argc, char **argv) {
                       (long long)r->id, i, r->blockTable[i].value);
         }
       if (r->state.group.valid() &&
-          !holds(*slotCopy, geo.physicalSlot(r->state.group), slotValue(*r))) {
+          !holds(*slotCopy, m.slotKernelId(r->state.group), slotValue(*r))) {
         contentOk = false;
         std::printf("request %lld slot (group %d) lost its content\n",
                     (long long)r->id, r->state.group.value);
@@ -194,7 +192,7 @@ int main(int argc, char **argv) {
       for (size_t i = size_t(hit); i < r->blockTable.size(); ++i, ++stamped)
         write(*blockGather, r->blockTable[i].value, blockValue(*r, int64_t(i)));
       if (r->state.group.valid())
-        write(*slotCopy, geo.physicalSlot(r->state.group), slotValue(*r));
+        write(*slotCopy, m.slotKernelId(r->state.group), slotValue(*r));
       expect(m.hashBlocks(*r, r->numTokens() - hit * blockSize).ok(), "publish");
       r->numCachedTokens = r->numTokens();
       live.push_back(std::move(r));

@@ -20,6 +20,7 @@
 #include "poolrt/CacheManager.h"
 #include "poolrt/Device.h"
 #include "poolrt/Kernels.h"
+#include "poolrt/Setup.h"
 
 #include <nlohmann/json.hpp>
 
@@ -40,28 +41,17 @@ int main(int argc, char **argv) {
   nlohmann::json layout = e2e::layoutOf(*artifact);
   const nlohmann::json &rs = layout["row_space"];
   int64_t blockSize = layout["geometry"]["block_size"].get<int64_t>();
-  int64_t pageBytes = 0, slotBytes = 0, blocks = 0, slots = 0;
-  std::string layoutId;
-  for (const auto &c : layout["entry_classes"]) {
-    if (c["pool"] == "page") {
-      pageBytes = c["entry_bytes"].get<int64_t>();
-      blocks = c["entries"].get<int64_t>();
-    } else {
-      slotBytes = c["entry_bytes"].get<int64_t>();
-      slots = c["entries"].get<int64_t>();
-      layoutId = c["transfer"]["layout_id"].get<std::string>();
-    }
-  }
   int64_t imageBytes = rs["image_bytes"].get<int64_t>();
   int64_t positions = rs["slot_positions"].get<int64_t>();
-  auto spec = PagedStateCheckpointSpec::create(pageBytes, slotBytes, layoutId, imageBytes);
-  expect(spec.ok(), "checkpoint spec from the artifact");
-  CacheManagerConfig cfg;
-  cfg.blockSize = blockSize;
-  cfg.numBlocks = blocks;
-  cfg.numGroups = slots;
-  cfg.checkpointIntervalTokens = 4 * blockSize;
-  cfg.pagedCheckpoints = spec.value();
+  // Every count from the artifact (the runtime's one reader of it).
+  auto cfgOr = cacheManagerConfig(*artifact, CachePolicy{4 * blockSize, true});
+  expect(cfgOr.ok() && cfgOr->pagedCheckpoints && cfgOr->boundary,
+         "a copy-transfer configuration with a boundary from the artifact");
+  if (!cfgOr.ok() || !cfgOr->pagedCheckpoints)
+    return 1;
+  CacheManagerConfig cfg = *cfgOr;
+  expect(cfg.pagedCheckpoints->imageBytes() == imageBytes,
+         "the checkpoint image is the row space's image_bytes");
   auto mOr = CacheManager::create(cfg);
   expect(mOr.ok(), "cache manager with PAGE-unit checkpoints");
   if (!mOr.ok())
@@ -87,8 +77,8 @@ int main(int argc, char **argv) {
   expect(store->idsPerItem == 1 + m.pagedStore()->unitsPerCheckpoint() &&
              restore->idsPerItem == store->idsPerItem,
          "store/restore items are (slot, units_per_checkpoint units)");
-  // A physical slot for a group (group 0 = the topmost position).
-  auto physical = [&](GroupId g) { return int32_t(positions - 1 - g.value); };
+  // The slot kernels' id of a group (its physical slot).
+  auto physical = [&](GroupId g) { return m.slotKernelId(g); };
   // The item of a store or restore: the physical slot, then the units.
   auto unitItem = [&](SlotIndex slot, const std::vector<BlockId> &units) {
     std::vector<int32_t> ids{physical(GroupId(slot.value))};
@@ -125,7 +115,7 @@ int main(int argc, char **argv) {
     for (int32_t u = 0; u < int32_t(store->idsPerItem) - 1; ++u)
       item.push_back(u);
     std::vector<int32_t> badUnit = item, badSlot = item;
-    badUnit.back() = int32_t(blocks);
+    badUnit.back() = int32_t(cfg.numBlocks);
     badSlot[0] = int32_t(positions);
     expect(!launcher.run(*store, badUnit).ok(),
            "a unit id past num_blocks is refused");

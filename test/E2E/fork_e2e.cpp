@@ -16,6 +16,7 @@
 #include "poolrt/CacheManager.h"
 #include "poolrt/Device.h"
 #include "poolrt/Kernels.h"
+#include "poolrt/Setup.h"
 
 #include <nlohmann/json.hpp>
 
@@ -36,24 +37,20 @@ int main(int argc, char **argv) {
   nlohmann::json layout = e2e::layoutOf(*artifact);
   // One source: counts and sizes from the artifact's solved layout.
   int64_t blockSize = layout["geometry"]["block_size"].get<int64_t>();
-  int64_t stateEntries = 0, perReq = 1, entryBytes = 0, region = 0, blocks = 0;
-  for (const auto &c : layout["entry_classes"]) {
+  int64_t perReq = 1, entryBytes = 0, region = 0;
+  for (const auto &c : layout["entry_classes"])
     if (c["pool"] == "state") {
-      stateEntries = c["entries"].get<int64_t>();
       perReq = c["entries_per_req"].get<int64_t>();
       entryBytes = c["entry_bytes"].get<int64_t>();
       region = c["region_offset"].get<int64_t>();
-    } else {
-      blocks = c["entries"].get<int64_t>();
     }
-  }
   int64_t groupBytes = perReq * entryBytes;
-  CacheManagerConfig cfg;
-  cfg.blockSize = blockSize;
-  cfg.numBlocks = blocks;
-  cfg.numGroups = stateEntries / perReq;
-  cfg.transfer = StateTransfer::fork(1).value();
-  cfg.checkpointIntervalTokens = 4 * blockSize;
+  auto cfgOr = cacheManagerConfig(*artifact, CachePolicy{4 * blockSize, true});
+  expect(cfgOr.ok() && cfgOr->transfer.forks() && cfgOr->transfer.forkTokens() == 1,
+         "a fork(1) configuration from the artifact");
+  if (!cfgOr.ok())
+    return 1;
+  CacheManagerConfig cfg = *cfgOr;
   auto mOr = CacheManager::create(cfg);
   expect(mOr.ok(), "cache manager from the artifact's counts");
   if (!mOr.ok())

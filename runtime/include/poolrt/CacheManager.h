@@ -262,6 +262,12 @@ public:
 
   CacheFunnel funnel() const;
   const CacheStats &stats() const { return stats_; }
+  const std::optional<PoolBoundaryGeometry> &boundary() const { return boundary_; }
+  /// The id the generated slot kernels take for group `g`: its physical
+  /// slot in a row-space model, the group itself otherwise.
+  int32_t slotKernelId(GroupId g) const {
+    return boundary_ ? boundary_->physicalSlot(g) : g.value;
+  }
 
   /// Re-split the shared rows so that there are `targetGroups` state
   /// groups (row-space models only; call between batches: after
