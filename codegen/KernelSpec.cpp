@@ -133,6 +133,31 @@ KernelSpec imageStoreOf(const KernelSpec &image, const KernelSpec &unit,
   return k;
 }
 
+/// A gather of `kind` ("image_gather", "block_gather"): item i reads the
+/// entry ids[i] names and packs its segments into staging slot i.
+KernelSpec gatherSpec(std::string name, StringRef kind, StringRef entity,
+                      int64_t maxId, bool rebase, int64_t stagingStride) {
+  KernelSpec k;
+  k.name = std::move(name);
+  k.kind = kind.str();
+  k.entity = entity.str();
+  k.srcId = IdSource::List;
+  k.dst = Space::Staging;
+  k.dstId = IdSource::ItemIndex;
+  k.maxId = maxId;
+  k.rebase = rebase;
+  k.stagingStride = stagingStride;
+  return k;
+}
+
+/// The entry class called `name` in `model` (null when none).
+EntryClassOp classNamed(ModelOp model, StringRef name) {
+  for (EntryClassOp c : model.getBodyBlock().getOps<EntryClassOp>())
+    if (c.getName() == name)
+      return c;
+  return {};
+}
+
 /// Block relocation (a moving boundary retires a held top block): (source,
 /// destination) pairs, arena to arena, the same segments as the gather with
 /// the staging side replaced by the destination block.
@@ -182,16 +207,8 @@ void rowSpaceKernels(ModelOp model, RowSpaceOp rs,
 
   // Checkpoint image: the carried fields and the window rows some position
   // reaches, per plane, packed back to back in staging.
-  KernelSpec image;
-  image.name = "pool_image_gather";
-  image.kind = "image_gather";
-  image.entity = "slot";
-  image.srcId = IdSource::List;
-  image.dst = Space::Staging;
-  image.dstId = IdSource::ItemIndex;
-  image.maxId = positions;
-  image.rebase = rebase;
-  image.stagingStride = int64_t(rs.getImageBytes());
+  KernelSpec image = gatherSpec("pool_image_gather", "image_gather", "slot",
+                                positions, rebase, int64_t(rs.getImageBytes()));
   int64_t cum = 0;
   for (size_t p = 0; p < widths.size(); ++p) {
     int64_t slotBytes = slotRows * widths[p];
@@ -212,20 +229,10 @@ void rowSpaceKernels(ModelOp model, RowSpaceOp rs,
 
   // Block gather: a block's envelope in every plane, plus what rides the
   // block table with explicit bytes (an indexer region).
-  EntryClassOp page;
-  for (EntryClassOp c : model.getBodyBlock().getOps<EntryClassOp>())
-    if (c.getName() == rs.getPageClass())
-      page = c;
-  KernelSpec blocks;
-  blocks.name = "pool_block_gather";
-  blocks.kind = "block_gather";
-  blocks.entity = "block";
-  blocks.srcId = IdSource::List;
-  blocks.dst = Space::Staging;
-  blocks.dstId = IdSource::ItemIndex;
-  blocks.maxId = i64(rs.getNumBlocks());
-  blocks.rebase = rebase;
-  blocks.stagingStride = i64(page.getEntryBytes());
+  EntryClassOp page = classNamed(model, rs.getPageClass());
+  KernelSpec blocks =
+      gatherSpec("pool_block_gather", "block_gather", "block",
+                 i64(rs.getNumBlocks()), rebase, i64(page.getEntryBytes()));
   cum = 0;
   for (size_t p = 0; p < widths.size(); ++p) {
     int64_t blockBytes = env * widths[p];
@@ -253,10 +260,7 @@ void rowSpaceKernels(ModelOp model, RowSpaceOp rs,
   // the entry exactly (they do by construction: the entry is the envelopes
   // plus the riders); were they not to, the unit-major cut would disagree
   // with the runtime's units_per_checkpoint, so no such kernel is made.
-  EntryClassOp slot;
-  for (EntryClassOp c : model.getBodyBlock().getOps<EntryClassOp>())
-    if (c.getName() == rs.getSlotClass())
-      slot = c;
+  EntryClassOp slot = classNamed(model, rs.getSlotClass());
   const KernelSpec &unit = out[blockGather];
   if (slot && slot.getTransferAttr() &&
       slot.getTransferAttr().getKind() == "copy" && unit.itemBytes > 0 &&
@@ -283,16 +287,9 @@ void arenaKernels(ModelOp model, RowSpaceOp rs, std::vector<KernelSpec> &out) {
     std::string suffix = "_" + c.getName().str();
     bool rebase = c.getNeedsRebase();
     if (c.isPage()) {
-      KernelSpec blocks;
-      blocks.name = "pool_block_gather" + suffix;
-      blocks.kind = "block_gather";
-      blocks.entity = "block";
-      blocks.srcId = IdSource::List;
-      blocks.dst = Space::Staging;
-      blocks.dstId = IdSource::ItemIndex;
-      blocks.maxId = entries;
-      blocks.rebase = rebase;
-      blocks.stagingStride = entryBytes;
+      KernelSpec blocks =
+          gatherSpec("pool_block_gather" + suffix, "block_gather", "block",
+                     entries, rebase, entryBytes);
       blocks.segments.push_back(
           {region, entryBytes, 0, entryBytes, entryBytes, "block"});
       out.push_back(finish(blocks));
@@ -318,15 +315,8 @@ void arenaKernels(ModelOp model, RowSpaceOp rs, std::vector<KernelSpec> &out) {
     out.push_back(finish(group));
     if (!c.getCheckpointRanges())
       continue;
-    KernelSpec image;
-    image.name = "pool_image_gather" + suffix;
-    image.kind = "image_gather";
-    image.entity = "entry";
-    image.srcId = IdSource::List;
-    image.dst = Space::Staging;
-    image.dstId = IdSource::ItemIndex;
-    image.maxId = entries;
-    image.rebase = rebase;
+    KernelSpec image = gatherSpec("pool_image_gather" + suffix, "image_gather",
+                                  "entry", entries, rebase, 0);
     ArrayRef<int64_t> flat = *c.getCheckpointRanges();
     int64_t cum = 0;
     for (size_t i = 0; i + 1 < flat.size(); i += 2)
