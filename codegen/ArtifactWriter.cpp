@@ -12,6 +12,8 @@
 #include "codegen/Header.h"
 #include "codegen/KernelGen.h"
 #include "codegen/KernelSpec.h"
+#include "codegen/Manifest.h"
+#include "codegen/Report.h"
 
 #include "llvm/Support/Format.h"
 #include "llvm/Support/FormatVariadic.h"
@@ -32,7 +34,7 @@ static const char *codeFormat(llvm::StringRef target) {
 }
 
 bool mlir::pool::buildArtifact(ModuleOp module, MLIRContext *kernelCtx,
-                               const json::Value &report,
+                               poolrt::SolvedLayout layout,
                                const std::vector<std::string> &targets,
                                poolrt::Artifact &out, std::string &error) {
   out = poolrt::Artifact();
@@ -41,26 +43,25 @@ bool mlir::pool::buildArtifact(ModuleOp module, MLIRContext *kernelCtx,
     error = "the model has no kernels (is it planned?)";
     return false;
   }
+  layout.kernels.clear();
+  layout.targets.clear();
+  for (const KernelSpec &k : specs)
+    layout.kernels.push_back(kernelInfo(k));
 
   // The layout part of the report: everything but provenance.
-  json::Object layout = *report.getAsObject();
-  layout.erase("source");
-  std::string layoutText = llvm::formatv("{0}", json::Value(std::move(layout)));
-
-  json::Array kernels;
+  json::Object fingerprinted = *reportJson(layout).getAsObject();
+  fingerprinted.erase("source");
+  std::string layoutText =
+      llvm::formatv("{0}", json::Value(std::move(fingerprinted)));
   std::string kernelText;
-  for (const KernelSpec &k : specs) {
-    json::Value m = kernelManifest(k);
-    kernelText += llvm::formatv("{0}", m).str();
-    kernels.push_back(std::move(m));
-  }
+  for (const poolrt::KernelInfo &k : layout.kernels)
+    kernelText += llvm::formatv("{0}", kernelJson(k)).str();
 
   XXH64_state_t *st = XXH64_createState();
   XXH64_reset(st, 0);
   XXH64_update(st, layoutText.data(), layoutText.size());
   XXH64_update(st, kernelText.data(), kernelText.size());
 
-  json::Array targetList;
   std::vector<poolrt::ArtifactSection> code;
   for (const std::string &t : targets) {
     if (!isKnownTarget(t)) {
@@ -75,15 +76,15 @@ bool mlir::pool::buildArtifact(ModuleOp module, MLIRContext *kernelCtx,
     }
     XXH64_update(st, t.data(), t.size());
     XXH64_update(st, bytes.data(), bytes.size());
-    targetList.push_back(json::Object{{"target", t},
-                                      {"section", "code/" + t},
-                                      {"format", codeFormat(t)},
-                                      {"bytes", int64_t(bytes.size())}});
+    layout.targets.push_back(
+        {t, "code/" + t, codeFormat(t), int64_t(bytes.size())});
     code.push_back({"code/" + t, std::move(bytes)});
   }
   uint64_t fp = XXH64_digest(st);
   XXH64_freeState(st);
-  std::string fingerprint = llvm::formatv("{0:x16}", fp).str();
+  layout.fingerprint = llvm::formatv("{0:x16}", fp).str();
+  layout.blockThreads = int64_t(kBlockThreads);
+  layout.headerSection = "header";
 
   std::string header;
   {
@@ -92,19 +93,9 @@ bool mlir::pool::buildArtifact(ModuleOp module, MLIRContext *kernelCtx,
       return false;
   }
 
-  json::Object manifest{
-      {"format", "poolpack-manifest/1"},
-      {"model", report.getAsObject()->getString("model")->str()},
-      {"fingerprint", fingerprint},
-      {"block_threads", int64_t(kBlockThreads)},
-      {"targets", std::move(targetList)},
-      {"kernels", std::move(kernels)},
-      {"header_section", "header"},
-      {"layout", json::Value(json::Object(*report.getAsObject()))},
-  };
   out.sections.push_back(
-      {"manifest", llvm::formatv("{0:2}", json::Value(std::move(manifest))).str()});
-  out.sections.push_back({"header", std::move(header)});
+      {"manifest", llvm::formatv("{0:2}", manifestJson(layout)).str()});
+  out.sections.push_back({layout.headerSection, std::move(header)});
   for (poolrt::ArtifactSection &s : code)
     out.sections.push_back(std::move(s));
   return true;

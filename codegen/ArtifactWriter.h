@@ -7,19 +7,20 @@
 #include "llvm/Support/JSON.h"
 
 #include "poolrt/Artifact.h"
+#include "poolrt/SolvedLayout.h"
 
 #include <string>
 #include <vector>
 
 namespace mlir::pool {
 
-/// Build the artifact of a planned module: the manifest (the solved layout
-/// report, the kernels with their signatures and launch shape, one entry per
+/// Build the artifact of a planned module from its solved `layout`
+/// (solvedLayoutOf): the manifest (the layout report, the kernels with their signatures and launch shape, one entry per
 /// target, the geometry fingerprint), the address header, and one code
 /// object per target. `kernelCtx` must be able to lower kernels
 /// (pool::registerKernelLowering). Returns false with `error` set.
 bool buildArtifact(ModuleOp module, MLIRContext *kernelCtx,
-                   const llvm::json::Value &report,
+                   poolrt::SolvedLayout layout,
                    const std::vector<std::string> &targets,
                    poolrt::Artifact &out, std::string &error);
 

@@ -13,7 +13,6 @@
 
 using namespace mlir;
 using namespace mlir::pool;
-namespace json = llvm::json;
 
 namespace {
 
@@ -338,7 +337,6 @@ void arenaKernels(ModelOp model, RowSpaceOp rs, std::vector<KernelSpec> &out) {
   }
 }
 
-const char *spaceName(Space s) { return s == Space::Arena ? "arena" : "staging"; }
 std::string idName(const KernelSpec &k, IdSource s) {
   switch (s) {
   case IdSource::PairFirst:
@@ -386,48 +384,26 @@ std::vector<KernelSpec> mlir::pool::deriveKernelSpecs(ModuleOp module) {
   return out;
 }
 
-json::Value mlir::pool::kernelManifest(const KernelSpec &k) {
-  json::Array segments;
-  for (const CopySegment &s : k.segments)
-    segments.push_back(json::Object{{"src_off", s.srcOff},
-                                    {"src_stride", s.srcStride},
-                                    {"src_id", idIndex(k, s, true)},
-                                    {"dst_off", s.dstOff},
-                                    {"dst_stride", s.dstStride},
-                                    {"dst_id", idIndex(k, s, false)},
-                                    {"bytes", s.bytes},
-                                    {"what", s.what}});
-  json::Array tuple;
+poolrt::KernelInfo mlir::pool::kernelInfo(const KernelSpec &k) {
+  poolrt::KernelInfo info;
+  info.name = k.name;
+  info.kind = k.kind;
+  info.entity = k.entity;
+  info.idsPerItem = k.idsPerItem();
+  info.idMax = k.maxId;
   for (const IdSlot &slot : k.idTuple)
-    tuple.push_back(
-        json::Object{{"entity", slot.entity},
-                     {"id_range", json::Array{0, slot.maxId}},
-                     {"access", slot.read && slot.written ? "read-write"
-                                : slot.written            ? "write"
-                                                          : "read"}});
-  return json::Object{
-      {"name", k.name},
-      {"kind", k.kind},
-      {"entity", k.entity},
-      {"args", json::Array{json::Object{{"name", "arena"}, {"type", "ptr"}},
-                           json::Object{{"name", "staging"}, {"type", "ptr"}},
-                           json::Object{{"name", "ids"}, {"type", "ptr<i32>"}},
-                           json::Object{{"name", "num_items"}, {"type", "i64"}},
-                           json::Object{{"name", "grid_x"}, {"type", "i64"}}}},
-      {"launch", json::Object{{"block", json::Array{kBlockThreads, 1, 1}},
-                              {"grid", json::Array{"grid_x", "num_items", 1}},
-                              {"host_args", "arena, staging, ids, num_items"}}},
-      {"ids_per_item", k.idsPerItem()},
-      {"id_range", json::Array{0, k.maxId}},
-      {"id_tuple", std::move(tuple)},
-      {"src",
-       json::Object{{"space", spaceName(k.src)}, {"id", idName(k, k.srcId)}}},
-      {"dst",
-       json::Object{{"space", spaceName(k.dst)}, {"id", idName(k, k.dstId)}}},
-      {"item_bytes", k.itemBytes},
-      {"staging_stride", k.stagingStride},
-      {"vec_bytes", int64_t(k.vecBytes)},
-      {"rebase", k.rebase},
-      {"segments", std::move(segments)},
-  };
+    info.idTuple.push_back({slot.entity, slot.maxId, slot.read, slot.written});
+  info.itemBytes = k.itemBytes;
+  info.stagingStride = k.stagingStride;
+  info.srcIsStaging = k.src == Space::Staging;
+  info.dstIsStaging = k.dst == Space::Staging;
+  info.srcIdName = idName(k, k.srcId);
+  info.dstIdName = idName(k, k.dstId);
+  info.vecBytes = int64_t(k.vecBytes);
+  info.rebase = k.rebase;
+  for (const CopySegment &s : k.segments)
+    info.segments.push_back({s.srcOff, s.srcStride, s.dstOff, s.dstStride,
+                             s.bytes, idIndex(k, s, true), idIndex(k, s, false),
+                             s.what});
+  return info;
 }

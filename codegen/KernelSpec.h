@@ -21,7 +21,7 @@
 #define POOL_CODEGEN_KERNELSPEC_H
 
 #include "mlir/IR/BuiltinOps.h"
-#include "llvm/Support/JSON.h"
+#include "poolrt/SolvedLayout.h"
 
 #include <cstdint>
 #include <string>
@@ -86,9 +86,9 @@ int idIndex(const KernelSpec &k, const CopySegment &seg, bool src);
 /// The kernels of a planned module (run the poolc pipeline first).
 std::vector<KernelSpec> deriveKernelSpecs(ModuleOp module);
 
-/// The manifest entry of one kernel: name, argument signature, launch
-/// shape, segments.
-llvm::json::Value kernelManifest(const KernelSpec &spec);
+/// The runtime's typed form of one kernel (SolvedLayout::kernels): what the
+/// manifest carries of it.
+poolrt::KernelInfo kernelInfo(const KernelSpec &spec);
 
 constexpr unsigned kBlockThreads = 256;
 

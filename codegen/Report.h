@@ -8,10 +8,12 @@
 #define POOL_CODEGEN_REPORT_H
 
 #include "mlir/IR/BuiltinOps.h"
+#include "poolrt/SolvedLayout.h"
 #include "llvm/Support/JSON.h"
 #include "llvm/Support/raw_ostream.h"
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -24,9 +26,20 @@ struct ReportInputs {
   int64_t ppMinBlocks = -1;
 };
 
-/// The report of the first solved pool.model in `module` (run the poolc
-/// pipeline first). Returns an error message in `error` and a null value if
-/// the module is not solved.
+/// The one writer of SolvedLayout: everything the passes solved for the
+/// first pool.model in `module` (run the poolc pipeline first). The
+/// manifest-only members (kernels, targets, fingerprint) stay empty; the
+/// artifact writer fills them. nullopt with `error` set if the module is
+/// not solved.
+std::optional<poolrt::SolvedLayout> solvedLayoutOf(ModuleOp module,
+                                                   const ReportInputs &inputs,
+                                                   std::string &error);
+
+/// The JSON report of `layout` (specs/report-schema.md); the one
+/// serialisation of its report members (codegen/Manifest.cpp).
+llvm::json::Value reportJson(const poolrt::SolvedLayout &layout);
+
+/// reportJson(solvedLayoutOf(module)): null with `error` set on failure.
 llvm::json::Value buildReport(ModuleOp module, const ReportInputs &inputs,
                               std::string &error);
 
@@ -34,8 +47,8 @@ llvm::json::Value buildReport(ModuleOp module, const ReportInputs &inputs,
 std::string withCommas(int64_t v);
 std::string asGiB(int64_t bytes);
 
-/// Human-readable tables of the same report.
-void printTextReport(const llvm::json::Value &report, llvm::raw_ostream &os);
+/// Human-readable tables of the same layout.
+void printTextReport(const poolrt::SolvedLayout &layout, llvm::raw_ostream &os);
 
 } // namespace mlir::pool
 

@@ -3,14 +3,12 @@
 #include "poolrt/Arena.h"
 #include "poolrt/StateArena.h"
 
-#include <nlohmann/json.hpp>
-
 #include <cstring>
 
 namespace poolrt {
 
 struct DeviceArena::Impl {
-  nlohmann::json layout;
+  SolvedLayout layout;
 };
 
 namespace {
@@ -60,142 +58,122 @@ DeviceArena::~DeviceArena() {
 }
 
 Result<DeviceArena> DeviceArena::create(Device &device, const Artifact &artifact) {
-  const ArtifactSection *m = artifact.find("manifest");
-  if (!m)
-    return Error::invalid("artifact has no manifest section");
-  nlohmann::json j = nlohmann::json::parse(m->data, nullptr, false);
-  if (j.is_discarded() || !j.contains("layout") ||
-      !j["layout"].contains("allocation_bytes") ||
-      !j["layout"]["allocation_bytes"].is_number_integer())
-    return Error::invalid("artifact manifest lacks layout.allocation_bytes");
+  auto layout = readSolvedLayout(artifact);
+  if (!layout.ok())
+    return layout.error();
+  return create(device, layout.take());
+}
+
+Result<DeviceArena> DeviceArena::create(Device &device, SolvedLayout layout) {
   DeviceArena a;
   a.device_ = &device;
-  a.bytes_ = j["layout"]["allocation_bytes"].get<int64_t>();
+  a.bytes_ = layout.allocationBytes;
   auto base = device.allocate(uint64_t(a.bytes_));
   if (!base.ok())
     return base.error();
   a.base_ = *base;
-  a.impl_ = new Impl{j["layout"]};
+  a.impl_ = new Impl{std::move(layout)};
   return a;
 }
 
+const SolvedLayout &DeviceArena::layout() const { return impl_->layout; }
+
+TensorView DeviceArena::bytesView(int64_t rows, int64_t rowBytes,
+                                  int64_t offset) const {
+  TensorView v;
+  v.data = base_.addr;
+  v.deviceType = dlDevice(*device_);
+  v.shape = {rows, rowBytes};
+  v.strides = {rowBytes, 1};
+  v.byteOffset = uint64_t(offset);
+  return v;
+}
+
 Result<TensorView> DeviceArena::plane(const std::string &name) const {
-  try {
-    const nlohmann::json &rs = impl_->layout.at("row_space");
-    if (rs.is_null())
-      return Error{ErrorKind::Lookup, "the layout has no row space (no planes)"};
-    for (const nlohmann::json &p : rs.at("planes"))
-      if (p.at("name") == name) {
-        TensorView v;
-        v.data = base_.addr;
-        v.deviceType = dlDevice(*device_);
-        int64_t w = p.at("row_bytes").get<int64_t>();
-        v.shape = {rs.at("plane_rows").get<int64_t>(), w};
-        v.strides = {w, 1};
-        v.byteOffset = p.at("offset").get<uint64_t>();
-        return v;
-      }
-  } catch (const std::exception &e) {
-    return Error::invalid(std::string("arena layout: ") + e.what());
-  }
-  return Error{ErrorKind::Lookup, "no plane named '" + name + "'"};
+  const auto &rs = impl_->layout.rowSpace;
+  if (!rs)
+    return Error{ErrorKind::Lookup, "the layout has no row space (no planes)"};
+  const SolvedRowPlane *p = rs->plane(name);
+  if (!p)
+    return Error{ErrorKind::Lookup, "no plane named '" + name + "'"};
+  if (!rs->planeRows || !p->offset)
+    return Error::invalid("arena layout: plane '" + name + "' is not planned");
+  return bytesView(*rs->planeRows, p->rowBytes, *p->offset);
 }
 
 Result<TensorView> DeviceArena::classRegion(const std::string &name) const {
-  try {
-    for (const nlohmann::json &c : impl_->layout.at("entry_classes"))
-      if (c.at("name") == name) {
-        if (c.at("region_offset").is_null())
-          return Error{ErrorKind::Lookup, "class '" + name +
-                                              "' lives in the row-space planes"};
-        TensorView v;
-        v.data = base_.addr;
-        v.deviceType = dlDevice(*device_);
-        int64_t eb = c.at("entry_bytes").get<int64_t>();
-        v.shape = {c.at("entries").get<int64_t>(), eb};
-        v.strides = {eb, 1};
-        v.byteOffset = c.at("region_offset").get<uint64_t>();
-        return v;
-      }
-  } catch (const std::exception &e) {
-    return Error::invalid(std::string("arena layout: ") + e.what());
-  }
-  return Error{ErrorKind::Lookup, "no entry class named '" + name + "'"};
+  const SolvedClass *c = impl_->layout.classNamed(name);
+  if (!c)
+    return Error{ErrorKind::Lookup, "no entry class named '" + name + "'"};
+  if (!c->regionOffset)
+    return Error{ErrorKind::Lookup,
+                 "class '" + name + "' lives in the row-space planes"};
+  return bytesView(c->entries, c->entryBytes, *c->regionOffset);
 }
 
 std::vector<std::string> DeviceArena::fieldNames() const {
   std::vector<std::string> out;
-  for (const nlohmann::json &a : impl_->layout.value("arenas", nlohmann::json::array()))
-    for (const nlohmann::json &f : a.value("fields", nlohmann::json::array()))
-      out.push_back(f.value("name", ""));
+  for (const SolvedArena &a : impl_->layout.arenas)
+    for (const SolvedField &f : a.fields)
+      out.push_back(f.name);
   return out;
 }
 
 Result<TensorView> DeviceArena::field(const std::string &name) const {
-  try {
-    const nlohmann::json &L = impl_->layout;
-    for (const nlohmann::json &a : L.at("arenas"))
-      for (const nlohmann::json &f : a.at("fields")) {
-        if (f.at("name") != name)
-          continue;
-        auto dtype = parseDType(f.at("dtype").get<std::string>());
-        if (!dtype)
-          return Error::invalid("field '" + name + "': unknown dtype");
-        int64_t item = dtypeSize(*dtype);
-        TensorView v;
-        v.data = base_.addr;
-        v.deviceType = dlDevice(*device_);
-        dlDtype(*dtype, v);
-        if (v.dtypeBits == 8 && item != 1)
-          item = 1;
-        std::vector<int64_t> shape = f.at("shape").get<std::vector<int64_t>>();
-        int64_t layers = f.at("layers").get<int64_t>();
-        int64_t numel = 1;
-        for (int64_t d : shape)
-          numel *= d;
-        int64_t entries = 0, strideBytes = 0;
-        uint64_t start = 0;
-        std::string cls = a.at("class").get<std::string>();
-        if (f.at("plane").is_null()) {
-          for (const nlohmann::json &c : L.at("entry_classes"))
-            if (c.at("name") == cls) {
-              entries = c.at("entries").get<int64_t>();
-              strideBytes = c.at("entry_bytes").get<int64_t>();
-              start = c.at("region_offset").get<uint64_t>();
-            }
-        } else {
-          // In a row space: one slot per position, the field at its offset
-          // from each slot's start in its plane.
-          const nlohmann::json &rs = L.at("row_space");
-          int64_t slotRows = rs.at("slot_rows").get<int64_t>();
-          int64_t positions = rs.at("slot_positions").get<int64_t>();
-          int64_t origin = positions - rs.at("plane_rows").get<int64_t>() / slotRows;
-          for (const nlohmann::json &p : rs.at("planes"))
-            if (p.at("name") == f.at("plane")) {
-              int64_t w = p.at("row_bytes").get<int64_t>();
-              strideBytes = slotRows * w;
-              start = p.at("offset").get<uint64_t>();
-            }
-          entries = positions - origin;
-        }
-        start += f.at("offset").get<uint64_t>();
-        v.shape = {layers, entries};
-        v.shape.insert(v.shape.end(), shape.begin(), shape.end());
-        std::vector<int64_t> inner(shape.size());
-        int64_t s = 1;
-        for (size_t d = shape.size(); d-- > 0;) {
-          inner[d] = s;
-          s *= shape[d];
-        }
-        v.strides = {numel, strideBytes / item};
-        v.strides.insert(v.strides.end(), inner.begin(), inner.end());
-        v.byteOffset = start;
-        return v;
-      }
-  } catch (const std::exception &e) {
-    return Error::invalid(std::string("arena layout: ") + e.what());
+  const SolvedLayout &L = impl_->layout;
+  const SolvedArena *arena = nullptr;
+  const SolvedField *f = L.field(name, &arena);
+  if (!f)
+    return Error{ErrorKind::Lookup, "no state field named '" + name + "'"};
+  auto dtype = parseDType(f->dtype);
+  if (!dtype)
+    return Error::invalid("field '" + name + "': unknown dtype");
+  int64_t item = dtypeSize(*dtype);
+  TensorView v;
+  v.data = base_.addr;
+  v.deviceType = dlDevice(*device_);
+  dlDtype(*dtype, v);
+  if (v.dtypeBits == 8 && item != 1)
+    item = 1;
+  int64_t numel = 1;
+  for (int64_t d : f->shape)
+    numel *= d;
+  int64_t entries = 0, strideBytes = 0;
+  int64_t start = 0;
+  if (!f->plane) {
+    const SolvedClass *c = L.classNamed(arena->className);
+    if (!c || !c->regionOffset)
+      return Error::invalid("arena layout: field '" + name +
+                            "' has no class region");
+    entries = c->entries;
+    strideBytes = c->entryBytes;
+    start = *c->regionOffset;
+  } else {
+    // In a row space: one slot per position, the field at its offset from
+    // each slot's start in its plane.
+    const auto &rs = L.rowSpace;
+    const SolvedRowPlane *p = rs ? rs->plane(*f->plane) : nullptr;
+    if (!p || !rs->planeRows || !rs->slotPositions || !p->offset)
+      return Error::invalid("arena layout: field '" + name +
+                            "' names an unplanned plane");
+    int64_t origin = *rs->slotPositions - *rs->planeRows / rs->slotRows;
+    strideBytes = rs->slotRows * p->rowBytes;
+    start = *p->offset;
+    entries = *rs->slotPositions - origin;
   }
-  return Error{ErrorKind::Lookup, "no state field named '" + name + "'"};
+  start += f->offset;
+  v.shape = {f->layers, entries};
+  v.shape.insert(v.shape.end(), f->shape.begin(), f->shape.end());
+  std::vector<int64_t> inner(f->shape.size());
+  int64_t s = 1;
+  for (size_t d = f->shape.size(); d-- > 0;) {
+    inner[d] = s;
+    s *= f->shape[d];
+  }
+  v.strides = {numel, strideBytes / item};
+  v.strides.insert(v.strides.end(), inner.begin(), inner.end());
+  v.byteOffset = uint64_t(start);
+  return v;
 }
 
 } // namespace poolrt

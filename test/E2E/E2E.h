@@ -4,10 +4,10 @@
 
 #include "poolrt/Artifact.h"
 #include "poolrt/Device.h"
-
-#include <nlohmann/json.hpp>
+#include "poolrt/SolvedLayout.h"
 
 #include <cstdio>
+#include <cstdlib>
 #include <memory>
 #include <optional>
 #include <string>
@@ -64,9 +64,16 @@ openBackend(int argc, char **argv, const poolrt::Artifact &artifact) {
 }
 
 /// The solved layout the compiler put in the manifest (the one source of
-/// every count these tests use).
-inline nlohmann::json layoutOf(const poolrt::Artifact &a) {
-  return nlohmann::json::parse(a.find("manifest")->data)["layout"];
+/// every count these tests use), read by the runtime's one reader. Exits
+/// the test when the manifest is refused.
+inline poolrt::SolvedLayout layoutOf(const poolrt::Artifact &a) {
+  auto layout = poolrt::readSolvedLayout(a);
+  if (!layout.ok()) {
+    std::printf("FAIL: the manifest is refused: %s\n",
+                layout.error().message.c_str());
+    std::exit(1);
+  }
+  return layout.take();
 }
 
 } // namespace e2e

@@ -22,7 +22,6 @@
 #include "poolrt/Kernels.h"
 #include "poolrt/Setup.h"
 
-#include <nlohmann/json.hpp>
 
 #include <algorithm>
 #include <array>
@@ -60,8 +59,8 @@ int main(int argc, char **argv) {
     std::fprintf(stderr, "boundary_e2e: %s\n", ks.error().message.c_str());
     return 2;
   }
-  nlohmann::json layout = e2e::layoutOf(*artifact);
-  int64_t blockSize = layout["geometry"]["block_size"].get<int64_t>();
+  SolvedLayout layout = e2e::layoutOf(*artifact);
+  int64_t blockSize = layout.geometry.blockSize;
   // Every count from the artifact; plain slots (no checkpoints): this test
   // moves bytes only.
   auto cfgOr = cacheManagerConfig(*artifact, CachePolicy{0, true});

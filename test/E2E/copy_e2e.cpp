@@ -38,11 +38,15 @@ int main(int argc, char **argv) {
   if (!artifact)
     return 2;
   auto ks = KernelSet::fromArtifact(*artifact);
-  nlohmann::json layout = e2e::layoutOf(*artifact);
-  const nlohmann::json &rs = layout["row_space"];
-  int64_t blockSize = layout["geometry"]["block_size"].get<int64_t>();
-  int64_t imageBytes = rs["image_bytes"].get<int64_t>();
-  int64_t positions = rs["slot_positions"].get<int64_t>();
+  SolvedLayout layout = e2e::layoutOf(*artifact);
+  if (!layout.rowSpace || !layout.rowSpace->slotPositions) {
+    std::printf("FAIL: the copy model has no planned row space\n");
+    return 1;
+  }
+  const SolvedRowSpace &rs = *layout.rowSpace;
+  int64_t blockSize = layout.geometry.blockSize;
+  int64_t imageBytes = rs.imageBytes;
+  int64_t positions = *rs.slotPositions;
   // Every count from the artifact (the runtime's one reader of it).
   auto cfgOr = cacheManagerConfig(*artifact, CachePolicy{4 * blockSize, true});
   expect(cfgOr.ok() && cfgOr->pagedCheckpoints && cfgOr->boundary,
@@ -146,15 +150,15 @@ int main(int argc, char **argv) {
   refusedWith(
       "a manifest without id_tuple is refused",
       [](nlohmann::json &k) { k.erase("id_tuple"); },
-      "kernel 'pool_image_store': id_tuple must list ids_per_item (");
+      "('pool_image_store').id_tuple: missing");
   refusedWith(
       "ids_per_item disagreeing with id_tuple is refused",
       [](nlohmann::json &k) { k["ids_per_item"] = 2; },
-      "id_tuple must list ids_per_item (2)");
+      "id_tuple: must list ids_per_item (2)");
   refusedWith(
       "a segment naming a position past the tuple is refused",
       [](nlohmann::json &k) { k["segments"][3]["dst_id"] = k["ids_per_item"]; },
-      "segment 3: dst_id");
+      "segments[3]: dst_id");
   refusedWith(
       "a segment writing through the slot's (read) position is refused",
       [](nlohmann::json &k) { k["segments"][0]["dst_id"] = 0; },
@@ -162,7 +166,7 @@ int main(int argc, char **argv) {
   refusedWith(
       "a segment without dst_id is refused",
       [](nlohmann::json &k) { k["segments"][1].erase("dst_id"); },
-      "segment 1: needs integer");
+      "segments[1].dst_id: missing");
   refusedWith(
       "segments that do not add up to item_bytes are refused",
       [](nlohmann::json &k) {
@@ -172,7 +176,7 @@ int main(int argc, char **argv) {
   refusedWith(
       "a unit position without a range is refused",
       [](nlohmann::json &k) { k["id_tuple"][2].erase("id_range"); },
-      "id_tuple position 2 needs");
+      "id_tuple[2].id_range: missing");
 
   std::vector<int64_t> prompt;
   for (int64_t i = 0; i < 9 * blockSize + 5; ++i)
@@ -186,13 +190,13 @@ int main(int argc, char **argv) {
   expect(m.canAllocate(r1) == 0, "first request: nothing cached");
   expect(m.allocate(r1, 0).ok(), "first request: allocate");
   int32_t s1 = physical(r1.state.group);
-  for (const auto &p : rs["planes"]) {
-    int64_t w = p["row_bytes"].get<int64_t>();
-    int64_t span = rs["slot_rows"].get<int64_t>() * w;
+  for (const SolvedRowPlane &p : rs.planes) {
+    int64_t w = p.rowBytes;
+    int64_t span = rs.slotRows * w;
     std::vector<uint8_t> bytes(static_cast<size_t>(span));
     for (size_t i = 0; i < bytes.size(); ++i)
       bytes[i] = uint8_t(i * 2654435761u >> 13);
-    (void)dev.copyToDevice(arena + uint64_t(p["offset"].get<int64_t>() + s1 * span),
+    (void)dev.copyToDevice(arena + uint64_t(p.offset.value_or(0) + s1 * span),
                            bytes.data(), bytes.size());
   }
   int64_t rung = m.checkpointLimit(r1);

@@ -18,7 +18,6 @@
 #include "poolrt/Kernels.h"
 #include "poolrt/Setup.h"
 
-#include <nlohmann/json.hpp>
 
 #include <cstdio>
 #include <memory>
@@ -34,15 +33,15 @@ int main(int argc, char **argv) {
   if (!artifact)
     return 2;
   auto ks = KernelSet::fromArtifact(*artifact);
-  nlohmann::json layout = e2e::layoutOf(*artifact);
+  SolvedLayout layout = e2e::layoutOf(*artifact);
   // One source: counts and sizes from the artifact's solved layout.
-  int64_t blockSize = layout["geometry"]["block_size"].get<int64_t>();
+  int64_t blockSize = layout.geometry.blockSize;
   int64_t perReq = 1, entryBytes = 0, region = 0;
-  for (const auto &c : layout["entry_classes"])
-    if (c["pool"] == "state") {
-      perReq = c["entries_per_req"].get<int64_t>();
-      entryBytes = c["entry_bytes"].get<int64_t>();
-      region = c["region_offset"].get<int64_t>();
+  for (const SolvedClass &c : layout.classes)
+    if (!c.isPage()) {
+      perReq = c.entriesPerReq;
+      entryBytes = c.entryBytes;
+      region = c.regionOffset.value_or(0);
     }
   int64_t groupBytes = perReq * entryBytes;
   auto cfgOr = cacheManagerConfig(*artifact, CachePolicy{4 * blockSize, true});

@@ -1,37 +1,99 @@
 //===- SetupTest.cpp - Cache manager configuration from a manifest --------===//
+//
+// The manifest is read by the one reader (readSolvedLayout); these tests
+// hand it complete manifests and damaged ones and check the configuration
+// or the refusal, which names the member at fault.
+//
+//===----------------------------------------------------------------------===//
 
 #include "poolrt/Setup.h"
 
 #include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
 
 using namespace poolrt;
+using Json = nlohmann::json;
 
 namespace {
 
-Artifact withManifest(const std::string &layout) {
+Json pageClass() {
+  return Json{{"name", "kv"},          {"pool", "page"},
+              {"entries", 100},        {"entry_bytes", 4096},
+              {"reserved_bytes", 409600}, {"entries_per_req", 0},
+              {"extra_entries", 0},    {"bytes_source", "declared"},
+              {"transfer", nullptr},   {"region_offset", 0},
+              {"needs_rebase", false}};
+}
+
+Json forkClass() {
+  return Json{{"name", "state"},
+              {"pool", "state"},
+              {"entries", 12},
+              {"entry_bytes", 8192},
+              {"reserved_bytes", 12 * 8192},
+              {"entries_per_req", 3},
+              {"extra_entries", 0},
+              {"bytes_source", "declared"},
+              {"transfer", {{"kind", "fork"}, {"tokens", 1}}},
+              {"region_offset", 409600},
+              {"needs_rebase", false}};
+}
+
+/// A complete manifest of a fork-transfer model without kernels.
+Json forkManifest() {
+  Json layout = {
+      {"schema", "poolc-report/1"},
+      {"model", "m"},
+      {"source", "m.yaml"},
+      {"inputs",
+       {{"budget_bytes", 1 << 20},
+        {"max_num_seqs", 4},
+        {"pp_min_blocks", nullptr},
+        {"params", Json::object()}}},
+      {"geometry",
+       {{"block_size", 16},
+        {"hash_block_size", 16},
+        {"sliding_window", 0},
+        {"spec_depth", 0},
+        {"num_layers", 0},
+        {"layer_ratios", Json::array()},
+        {"planes", Json::array()}}},
+      {"entry_classes", {pageClass(), forkClass()}},
+      {"arenas", Json::array()},
+      {"paged_class", "kv"},
+      {"paged_entries", 100},
+      {"total_reserved_bytes", 409600 + 12 * 8192},
+      {"unreserved_bytes", 0},
+      {"allocation_bytes", 409600 + 12 * 8192},
+      {"allocation_over_budget_bytes", 0},
+      {"row_space", nullptr}};
+  return Json{{"format", "poolpack-manifest/1"},
+              {"model", "m"},
+              {"fingerprint", "0x0123456789abcdef"},
+              {"block_threads", 256},
+              {"targets", Json::array()},
+              {"kernels", Json::array()},
+              {"header_section", "header"},
+              {"layout", layout}};
+}
+
+Artifact withManifest(const std::string &text) {
   Artifact a;
-  a.sections.push_back({"manifest", "{\"format\": \"poolpack-manifest/1\", "
-                                    "\"kernels\": [], \"layout\": " +
-                                        layout + "}"});
+  a.sections.push_back({"manifest", text});
+  a.sections.push_back({"header", "// header"});
   return a;
 }
 
-const char *kForkLayout = R"({
-  "geometry": {"block_size": 16, "hash_block_size": 16},
-  "entry_classes": [
-    {"name": "kv", "pool": "page", "entries": 100, "entry_bytes": 4096, "transfer": null},
-    {"name": "state", "pool": "state", "entries": 12, "entries_per_req": 3,
-     "entry_bytes": 8192, "transfer": {"kind": "fork", "tokens": 1}}]})";
-
-std::string errorOf(const std::string &layout) {
-  auto c = cacheManagerConfig(withManifest(layout));
+std::string errorOf(const Json &manifest) {
+  auto c = cacheManagerConfig(withManifest(manifest.dump()));
   return c.ok() ? std::string("accepted") : c.error().message;
 }
 
 } // namespace
 
 TEST(Setup, CountsComeFromTheManifest) {
-  auto c = cacheManagerConfig(withManifest(kForkLayout), CachePolicy{64, false});
+  auto c = cacheManagerConfig(withManifest(forkManifest().dump()),
+                              CachePolicy{64, false});
   ASSERT_TRUE(c.ok()) << c.error().message;
   EXPECT_EQ(c->blockSize, 16);
   EXPECT_EQ(c->numBlocks, 100);
@@ -44,41 +106,116 @@ TEST(Setup, CountsComeFromTheManifest) {
   EXPECT_TRUE(CacheManager::create(*c).ok());
 }
 
+TEST(Setup, TheDefaultIntervalIsTheOneConstant) {
+  EXPECT_EQ(CachePolicy{}.checkpointIntervalTokens, kDefaultCheckpointInterval);
+  EXPECT_EQ(CacheManagerConfig{}.checkpointIntervalTokens,
+            kDefaultCheckpointInterval);
+}
+
 TEST(Setup, MalformedManifestsAreErrorsNotExceptions) {
-  // Wrong JSON types where nlohmann would throw.
-  EXPECT_NE(errorOf("5").find("artifact manifest"), std::string::npos);
-  EXPECT_NE(errorOf(R"({"geometry": {"block_size": "16"}, "entry_classes": []})")
-                .find("block_size"),
+  auto edit = [](auto f) {
+    Json m = forkManifest();
+    f(m);
+    return errorOf(m);
+  };
+  EXPECT_NE(cacheManagerConfig(withManifest("5")).error().message.find(
+                "artifact manifest: not a JSON object"),
             std::string::npos);
-  EXPECT_NE(errorOf(R"({"geometry": {"block_size": 16}, "entry_classes": {}})")
-                .find("entry_classes"),
+  EXPECT_NE(edit([](Json &m) { m["layout"]["geometry"]["block_size"] = "16"; })
+                .find("layout.geometry.block_size: expected an integer"),
             std::string::npos);
-  EXPECT_NE(errorOf(R"({"geometry": {"block_size": 16},
-                       "entry_classes": [{"name": "kv", "pool": 7}]})"),
-            "accepted");
-  EXPECT_NE(errorOf(R"({"geometry": {"block_size": 16}, "entry_classes": []})")
-                .find("no PAGE class"),
+  EXPECT_NE(edit([](Json &m) { m["layout"]["entry_classes"] = Json::object(); })
+                .find("layout.entry_classes: expected a list"),
             std::string::npos);
-  EXPECT_NE(errorOf(R"({"geometry": {"block_size": 16, "hash_block_size": 32},
-                       "entry_classes": []})")
-                .find("decode-context"),
+  EXPECT_NE(edit([](Json &m) { m["layout"]["entry_classes"][0]["pool"] = 7; })
+                .find("layout.entry_classes[0].pool: expected a string"),
             std::string::npos);
-  std::string unknown = kForkLayout;
-  unknown.replace(unknown.find("\"fork\""), 6, "\"teleport\"");
-  EXPECT_NE(errorOf(unknown).find("'teleport' is unknown"), std::string::npos);
-  std::string noTokens = kForkLayout;
-  noTokens.replace(noTokens.find("\"tokens\": 1"), 11, "\"tokens\": \"1\"");
-  EXPECT_NE(errorOf(noTokens).find("fork without tokens"), std::string::npos);
-  std::string badTransfer = kForkLayout;
-  badTransfer.replace(badTransfer.find("\"transfer\": null"), 16, "\"transfer\": 3");
-  EXPECT_NE(errorOf(badTransfer).find("neither an object nor null"), std::string::npos);
-  std::string badRowSpace = kForkLayout;
-  badRowSpace.replace(badRowSpace.rfind('}'), 1, ", \"row_space\": [1]}");
-  EXPECT_NE(errorOf(badRowSpace).find("row_space is neither"), std::string::npos);
-  EXPECT_NE(errorOf(R"({"geometry": {"block_size": 16, "hash_block_size": "x"},
-                       "entry_classes": []})")
-                .find("hash_block_size is not an integer"),
+  EXPECT_NE(edit([](Json &m) {
+              m["layout"]["entry_classes"] = Json::array({forkClass()});
+            }).find("no PAGE class"),
+            std::string::npos);
+  EXPECT_NE(edit([](Json &m) {
+              m["layout"]["geometry"]["hash_block_size"] = 32;
+            }).find("decode-context"),
+            std::string::npos);
+  EXPECT_NE(edit([](Json &m) {
+              m["layout"]["geometry"]["hash_block_size"] = 24;
+            }).find("hash_block_size: is not a multiple of block_size"),
+            std::string::npos);
+  EXPECT_NE(edit([](Json &m) {
+              m["layout"]["entry_classes"][1]["transfer"]["kind"] = "teleport";
+            }).find("transfer.kind: 'teleport' is unknown"),
+            std::string::npos);
+  EXPECT_NE(edit([](Json &m) {
+              m["layout"]["entry_classes"][1]["transfer"]["tokens"] = "1";
+            }).find("entry_classes[1].transfer.tokens: expected an integer"),
+            std::string::npos);
+  EXPECT_NE(edit([](Json &m) {
+              m["layout"]["entry_classes"][1]["transfer"].erase("tokens");
+            }).find("entry_classes[1].transfer.tokens: missing"),
+            std::string::npos);
+  EXPECT_NE(edit([](Json &m) { m["layout"]["entry_classes"][0]["transfer"] = 3; })
+                .find("entry_classes[0].transfer: expected an object or null"),
+            std::string::npos);
+  EXPECT_NE(edit([](Json &m) { m["layout"]["row_space"] = Json::array({1}); })
+                .find("layout.row_space: expected an object"),
+            std::string::npos);
+  EXPECT_NE(edit([](Json &m) {
+              m["layout"]["geometry"]["hash_block_size"] = "x";
+            }).find("hash_block_size: expected an integer"),
+            std::string::npos);
+  EXPECT_NE(edit([](Json &m) {
+              m["layout"]["entry_classes"][0]["entries"] = -5;
+            }).find("entry_classes[0].entries: -5 is below 0"),
+            std::string::npos);
+  EXPECT_NE(edit([](Json &m) {
+              m["layout"]["entry_classes"][0]["entries"] = 101;
+            }).find("reserved_bytes: is not entries x entry_bytes"),
+            std::string::npos);
+  EXPECT_NE(edit([](Json &m) {
+              m["layout"]["allocation_bytes"] = uint64_t(1) << 63;
+            }).find("allocation_bytes: passes the signed 64-bit range"),
+            std::string::npos);
+  EXPECT_NE(edit([](Json &m) { m["format"] = "poolpack-manifest/2"; })
+                .find("format 'poolpack-manifest/2'"),
+            std::string::npos);
+  EXPECT_NE(edit([](Json &m) { m["fingerprint"] = "abc"; })
+                .find("fingerprint: expected 0x and 16"),
+            std::string::npos);
+  EXPECT_NE(edit([](Json &m) { m["model"] = "other"; })
+                .find("'other' is not the layout's 'm'"),
             std::string::npos);
   Artifact none;
   EXPECT_FALSE(cacheManagerConfig(none).ok());
+}
+
+TEST(Setup, DeepNestingAndNulBytesAreRefusedBeforeParsing) {
+  std::string deep(50000, '[');
+  deep += std::string(50000, ']');
+  auto c = cacheManagerConfig(withManifest(deep));
+  ASSERT_FALSE(c.ok());
+  EXPECT_NE(c.error().message.find("nested deeper than 64"), std::string::npos);
+  std::string withNul = forkManifest().dump();
+  withNul.push_back('\0');
+  c = cacheManagerConfig(withManifest(withNul));
+  ASSERT_FALSE(c.ok());
+  EXPECT_NE(c.error().message.find("NUL"), std::string::npos);
+}
+
+TEST(Setup, MissingSectionsNamedByTheManifestAreRefused) {
+  Json m = forkManifest();
+  m["targets"] = Json::array(
+      {{{"target", "host"}, {"section", "code/host"}, {"format", "llvm-ir"},
+        {"bytes", 3}}});
+  auto c = cacheManagerConfig(withManifest(m.dump()));
+  ASSERT_FALSE(c.ok());
+  EXPECT_NE(c.error().message.find("missing section 'code/host'"),
+            std::string::npos);
+  Artifact a = withManifest(m.dump());
+  a.sections.push_back({"code/host", "abcd"});
+  c = cacheManagerConfig(a);
+  ASSERT_FALSE(c.ok());
+  EXPECT_NE(c.error().message.find("says 3 bytes"), std::string::npos);
+  a.sections.back().data = "abc";
+  EXPECT_TRUE(cacheManagerConfig(a).ok());
 }

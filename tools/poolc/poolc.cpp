@@ -141,8 +141,8 @@ int main(int argc, char **argv) {
   if (emit == Emit::Artifact) {
     std::string error;
     mlir::pool::ReportInputs inputs{inputFile, usedParams, ppMinBlocks};
-    llvm::json::Value report = mlir::pool::buildReport(*module, inputs, error);
-    if (!error.empty()) {
+    auto layout = mlir::pool::solvedLayoutOf(*module, inputs, error);
+    if (!layout) {
       llvm::errs() << "poolc: error: " << error << "\n";
       return 1;
     }
@@ -151,7 +151,7 @@ int main(int argc, char **argv) {
     ::pool::registerKernelLowering(kctx);
     poolrt::Artifact artifact;
     std::vector<std::string> ts(targets.begin(), targets.end());
-    if (!mlir::pool::buildArtifact(*module, &kctx, report, ts, artifact,
+    if (!mlir::pool::buildArtifact(*module, &kctx, std::move(*layout), ts, artifact,
                                    error)) {
       llvm::errs() << "poolc: error: " << error << "\n";
       return 1;
@@ -191,15 +191,15 @@ int main(int argc, char **argv) {
   } else {
     mlir::pool::ReportInputs inputs{inputFile, usedParams, ppMinBlocks};
     std::string error;
-    llvm::json::Value report = mlir::pool::buildReport(*module, inputs, error);
-    if (!error.empty()) {
+    auto layout = mlir::pool::solvedLayoutOf(*module, inputs, error);
+    if (!layout) {
       llvm::errs() << "poolc: error: " << error << "\n";
       return 1;
     }
     if (emit == Emit::Report)
-      os << llvm::formatv("{0:2}", report) << "\n";
+      os << llvm::formatv("{0:2}", mlir::pool::reportJson(*layout)) << "\n";
     else
-      mlir::pool::printTextReport(report, os);
+      mlir::pool::printTextReport(*layout, os);
   }
 
   if (outputFile == "-") {

@@ -11,6 +11,7 @@
 #define POOLRT_ARENA_H
 
 #include "poolrt/Device.h"
+#include "poolrt/SolvedLayout.h"
 
 #include <string>
 #include <vector>
@@ -34,6 +35,8 @@ class DeviceArena {
 public:
   /// Allocate and carve the artifact's arena on `device`.
   static Result<DeviceArena> create(Device &device, const Artifact &artifact);
+  /// The same from a layout already read (readSolvedLayout).
+  static Result<DeviceArena> create(Device &device, SolvedLayout layout);
   DeviceArena(DeviceArena &&) noexcept;
   DeviceArena &operator=(DeviceArena &&) = delete;
   ~DeviceArena();
@@ -48,9 +51,12 @@ public:
   /// dtype, strides in elements.
   Result<TensorView> field(const std::string &name) const;
   std::vector<std::string> fieldNames() const;
+  /// The layout the arena was carved from.
+  const SolvedLayout &layout() const;
 
 private:
   DeviceArena() = default;
+  TensorView bytesView(int64_t rows, int64_t rowBytes, int64_t offset) const;
   struct Impl;
   Device *device_ = nullptr;
   DevicePtr base_;

@@ -1,8 +1,8 @@
 //===- Kernels.h - The artifact's kernels and a validating launcher -*- C++
 //-*-===//
 //
-// KernelSet reads the kernel descriptions from the artifact's manifest (one
-// source: the compiler wrote them). KernelLauncher uploads a batch's ids and
+// KernelSet holds the kernel descriptions of the artifact's SolvedLayout (one
+// source: the compiler wrote them, readSolvedLayout checked them). KernelLauncher uploads a batch's ids and
 // launches on a Device after checking what a kernel cannot: every id in
 // its position's range, and no entity written twice or both read and
 // written in one batch (the items run concurrently on a GPU, so either
@@ -20,40 +20,19 @@
 #define POOLRT_KERNELS_H
 
 #include "poolrt/Device.h"
+#include "poolrt/SolvedLayout.h"
 
 #include <string>
 #include <vector>
 
 namespace poolrt {
 
-struct KernelSegment {
-  int64_t srcOff = 0, srcStride = 0, dstOff = 0, dstStride = 0, bytes = 0;
-  /// The tuple position each side reads its id from; -1: the item index
-  /// (the staging side).
-  int srcId = -1, dstId = -1;
-};
-
-/// One position of an item's id tuple.
-struct KernelIdSlot {
-  std::string entity; // what the id names; ids of one entity share a space
-  int64_t idMax = 0;  // ids lie in [0, idMax)
-  bool read = false, written = false;
-};
-
-struct KernelInfo {
-  std::string name, kind, entity;
-  int idsPerItem = 0; // == idTuple.size(), at least 1
-  int64_t idMax = 0;  // ids of `entity` lie in [0, idMax)
-  std::vector<KernelIdSlot> idTuple;
-  int64_t itemBytes = 0;
-  int64_t stagingStride = 0; // 0: no staging side
-  bool srcIsStaging = false, dstIsStaging = false;
-  std::vector<KernelSegment> segments;
-};
-
 class KernelSet {
 public:
+  /// The kernels of the artifact's manifest (readSolvedLayout).
   static Result<KernelSet> fromArtifact(const Artifact &artifact);
+  /// The kernels of a layout already read.
+  static KernelSet fromLayout(const SolvedLayout &layout);
   const KernelInfo *byName(const std::string &name) const;
   const KernelInfo *byKind(const std::string &kind) const;
   const std::vector<KernelInfo> &kernels() const { return list; }
@@ -61,7 +40,7 @@ public:
   const std::string &fingerprint() const { return fp; }
   const std::string &model() const { return modelName; }
 
-  // Filled by the manifest parser.
+  // Copied from the SolvedLayout.
   std::vector<KernelInfo> list;
   int64_t allocation = 0;
   std::string fp, modelName;

@@ -11,12 +11,13 @@
 
 #include "poolrt/Artifact.h"
 #include "poolrt/CacheManager.h"
+#include "poolrt/SolvedLayout.h"
 
 namespace poolrt {
 
 /// Run-time policy the artifact does not fix.
 struct CachePolicy {
-  int64_t checkpointIntervalTokens = 8192;
+  int64_t checkpointIntervalTokens = kDefaultCheckpointInterval;
   bool prefixCaching = true;
 };
 
@@ -30,6 +31,9 @@ struct CachePolicy {
 ///     image_gather kernel's item bytes, or the whole slot without one);
 ///   * the boundary geometry when the model has a row space.
 /// Errors name the manifest key that is missing or inconsistent.
+Result<CacheManagerConfig> cacheManagerConfig(const SolvedLayout &layout,
+                                              const CachePolicy &policy = {});
+/// The same, from the artifact's manifest (readSolvedLayout).
 Result<CacheManagerConfig> cacheManagerConfig(const Artifact &artifact,
                                               const CachePolicy &policy = {});
 

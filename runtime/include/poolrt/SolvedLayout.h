@@ -1,0 +1,269 @@
+//===- SolvedLayout.h - Everything the compiler solved, typed ---*- C++ -*-===//
+//
+// The one bridge between the compiler and everything that reads its result
+// (the runtime, the tools, the explorer). It has one writer and one reader:
+//
+//   * codegen fills it from the solved IR (codegen/Solved.cpp,
+//     solvedLayoutOf) and serialises it, as the JSON report and as the
+//     artifact manifest (codegen/Manifest.cpp);
+//   * readSolvedLayout / parseManifest / parseReport (runtime/layout/
+//     SolvedLayout.cpp) parse that JSON back into this struct, once, with
+//     every refusal in one place.
+//
+// Nothing else names a report or manifest key: the runtime reads
+// `layout.page()->entries`, never `"entries"`. Members mirror the report
+// schema (specs/report-schema.md); every integer is an exact int64.
+//
+// Plain C++17, no LLVM/MLIR, no exceptions.
+//
+//===----------------------------------------------------------------------===//
+#ifndef POOLRT_SOLVEDLAYOUT_H
+#define POOLRT_SOLVEDLAYOUT_H
+
+#include "poolrt/Artifact.h"
+#include "poolrt/StateTransfer.h" // TransferKind
+#include "poolrt/Status.h"
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace poolrt {
+
+/// The checkpoint interval a cache manager uses when the caller names none.
+constexpr int64_t kDefaultCheckpointInterval = 8192;
+
+/// The manifest format this code writes and reads.
+constexpr const char *kManifestFormat = "poolpack-manifest/1";
+/// The report schema this code writes and reads.
+constexpr const char *kReportSchema = "poolc-report/1";
+
+/// [offset, length] in bytes (or rows, where noted).
+struct ByteRange {
+  int64_t offset = 0, length = 0;
+  bool operator==(const ByteRange &o) const {
+    return offset == o.offset && length == o.length;
+  }
+};
+
+struct SolvedPlaneDecl {
+  std::string name;
+  int64_t rowBytes = 0;
+  std::string dtype;
+};
+
+struct SolvedGeometry {
+  int64_t blockSize = 0;
+  int64_t hashBlockSize = 0;
+  int64_t slidingWindow = 0;
+  int64_t specDepth = 0;
+  int64_t numLayers = 0;
+  std::vector<int64_t> layerRatios;
+  std::vector<SolvedPlaneDecl> planes;
+};
+
+struct SolvedInputs {
+  int64_t budgetBytes = 0;
+  int64_t maxNumSeqs = 0;
+  std::optional<int64_t> ppMinBlocks;
+  /// Declared parameters after overrides, in name order.
+  std::vector<std::pair<std::string, int64_t>> params;
+};
+
+struct SolvedTransfer {
+  TransferKind kind = TransferKind::None;
+  int64_t tokens = 0;   // fork
+  std::string layoutId; // copy
+};
+
+enum class PoolKind { Page, State };
+
+struct SolvedClass {
+  std::string name;
+  PoolKind pool = PoolKind::Page;
+  int64_t entries = 0;
+  int64_t entryBytes = 0;
+  int64_t reservedBytes = 0;
+  int64_t entriesPerReq = 0;
+  int64_t extraEntries = 0;
+  std::string bytesSource; // declared | derived | declared+derived
+  std::optional<SolvedTransfer> transfer;
+  std::optional<int64_t> regionOffset;
+  bool needsRebase = false;
+
+  bool isPage() const { return pool == PoolKind::Page; }
+};
+
+struct SolvedField {
+  std::string name;
+  std::optional<std::string> plane;
+  int64_t offset = 0, end = 0, bytes = 0, layers = 0;
+  std::vector<int64_t> shape;
+  std::string dtype;
+  double fill = 0; // may be +-inf
+  int64_t align = 0;
+  bool inCheckpoint = false;
+  bool window = false;
+};
+
+struct SolvedArena {
+  std::string className;
+  int64_t entryBytes = 0;
+  std::optional<int64_t> slotStride; // null in a row space
+  std::vector<SolvedField> fields;
+  /// Without a row space: one list of ranges inside an entry.
+  std::vector<ByteRange> checkpointRanges;
+  /// In a row space: one list per plane (then perPlane is true).
+  bool perPlane = false;
+  std::vector<std::vector<ByteRange>> planeCheckpointRanges;
+  int64_t checkpointBytes = 0;
+};
+
+/// Where a kernel finds a window row (semantics §3.7).
+struct SolvedWindow {
+  int64_t ringStart = 0, slotRows = 0, ringSlots = 0, ringStride = 0,
+          runRows = 0;
+};
+
+struct SolvedRowPlane {
+  std::string name;
+  int64_t rowBytes = 0;
+  std::string dtype;
+  std::vector<std::string> fields;
+  int64_t slackBytes = 0, blockBytes = 0, slotBytes = 0;
+  std::optional<int64_t> planeBytes, offset;
+  std::vector<ByteRange> imageRanges;
+  bool wideOffsets = false, needsRebase = false;
+};
+
+struct SolvedRowClass {
+  int64_t ratio = 0;
+  std::string name;
+  std::vector<int64_t> layers;
+  int64_t blockRows = 0, ringStride = 0, envelopeOffset = 0, envelopeRows = 0,
+          entryOffset = 0, entryRows = 0;
+  SolvedWindow window;
+};
+
+struct SolvedFieldWindow {
+  std::string field, plane;
+  int64_t rowsPerWindowRow = 0, offsetRows = 0, layerStrideRows = 0;
+  SolvedWindow window;
+};
+
+struct SolvedRowSpace {
+  std::string pageClass, slotClass;
+  int64_t blockSize = 0, ringSlots = 0;
+  std::vector<int64_t> layerRatios;
+  int64_t arenaRows = 0, slotAlignRows = 0, envelopeRows = 0, entryRows = 0,
+          slotRows = 0, rowBytes = 0;
+  std::vector<SolvedRowPlane> planes;
+  int64_t planeSlackBytes = 0;
+  double planeSlackFraction = 0;
+  std::vector<SolvedRowClass> classes;
+  std::vector<ByteRange> entryRowRuns; // [row, count]
+  std::vector<SolvedFieldWindow> fieldWindows;
+  int64_t imageBytes = 0;
+  std::optional<int64_t> unitsPerCheckpoint;
+  std::optional<int64_t> numBlocks, numSlots, planeRows, slotPositions, maxRow;
+
+  const SolvedRowPlane *plane(const std::string &name) const;
+};
+
+// --- Kernels (the manifest's kernel descriptions) ---------------------------
+
+struct KernelSegment {
+  int64_t srcOff = 0, srcStride = 0, dstOff = 0, dstStride = 0, bytes = 0;
+  /// The tuple position each side reads its id from; -1: the item index
+  /// (the staging side).
+  int srcId = -1, dstId = -1;
+  std::string what; // e.g. "plane nope slot"
+};
+
+/// One position of an item's id tuple.
+struct KernelIdSlot {
+  std::string entity; // what the id names; ids of one entity share a space
+  int64_t idMax = 0;  // ids lie in [0, idMax)
+  bool read = false, written = false;
+};
+
+struct KernelInfo {
+  std::string name, kind, entity;
+  int idsPerItem = 0; // == idTuple.size(), at least 1
+  int64_t idMax = 0;  // ids of `entity` lie in [0, idMax)
+  std::vector<KernelIdSlot> idTuple;
+  int64_t itemBytes = 0;
+  int64_t stagingStride = 0; // 0: no staging side
+  bool srcIsStaging = false, dstIsStaging = false;
+  /// How the manifest names each side's id ("pair[0]", "list[i]", ...).
+  std::string srcIdName, dstIdName;
+  int64_t vecBytes = 16;
+  bool rebase = false;
+  std::vector<KernelSegment> segments;
+};
+
+struct SolvedTarget {
+  std::string target, section, format;
+  int64_t bytes = 0;
+};
+
+/// Everything solved for one model at one budget.
+struct SolvedLayout {
+  // --- the report ---
+  std::string model;
+  std::string source; // provenance: the input path (not fingerprinted)
+  SolvedInputs inputs;
+  SolvedGeometry geometry;
+  std::vector<SolvedClass> classes;
+  std::vector<SolvedArena> arenas;
+  std::optional<std::string> pagedClass;
+  int64_t pagedEntries = 0;
+  int64_t totalReservedBytes = 0;
+  int64_t unreservedBytes = 0;
+  int64_t allocationBytes = 0;
+  int64_t allocationOverBudgetBytes = 0;
+  std::optional<SolvedRowSpace> rowSpace;
+
+  // --- what only an artifact's manifest adds ---
+  std::string fingerprint; // "0x" + 16 hex digits; empty for a bare report
+  int64_t blockThreads = 0;
+  std::vector<SolvedTarget> targets;
+  std::vector<KernelInfo> kernels;
+  std::string headerSection;
+
+  const SolvedClass *classNamed(const std::string &name) const;
+  /// The PAGE class, or nullptr.
+  const SolvedClass *page() const;
+  /// The STATE classes with a transfer declared (none, fork or copy).
+  std::vector<const SolvedClass *> transferClasses() const;
+  const SolvedArena *arenaOf(const std::string &className) const;
+  const SolvedField *field(const std::string &name,
+                           const SolvedArena **arena = nullptr) const;
+  const KernelInfo *kernelByKind(const std::string &kind) const;
+  const KernelInfo *kernelByName(const std::string &name) const;
+
+  bool operator==(const SolvedLayout &) const;
+  bool operator!=(const SolvedLayout &o) const { return !(*this == o); }
+};
+
+/// The first member where `a` and `b` differ ("row_space.planes[1].offset"),
+/// or "" when equal. For tests and for messages.
+std::string firstDifference(const SolvedLayout &a, const SolvedLayout &b);
+
+/// Parses the JSON report (`poolc --emit=report`). Kernels, targets and the
+/// fingerprint stay empty.
+Result<SolvedLayout> parseReport(const std::string &json);
+
+/// Parses an artifact's manifest section: the layout, the kernels and the
+/// targets, every member type-checked and range-checked.
+Result<SolvedLayout> parseManifest(const std::string &json);
+
+/// The manifest of `artifact`, parsed (parseManifest), and its targets
+/// checked against the artifact's sections.
+Result<SolvedLayout> readSolvedLayout(const Artifact &artifact);
+
+} // namespace poolrt
+
+#endif // POOLRT_SOLVEDLAYOUT_H
