@@ -28,7 +28,6 @@
 
 using namespace mlir;
 namespace cl = llvm::cl;
-namespace json = llvm::json;
 
 static cl::OptionCategory cat("pool-explore options");
 static cl::opt<std::string> inputFile(cl::Positional, cl::desc("<model.yaml>"),
@@ -60,7 +59,7 @@ std::string pct(double f) {
 }
 
 struct Compiled {
-  json::Value report = nullptr;
+  poolrt::SolvedLayout layout;
   std::string error; // first diagnostic, if the compile failed
 };
 
@@ -92,139 +91,123 @@ Compiled compile(const std::string &path,
     return out;
   }
   std::string error;
-  out.report = mlir::pool::buildReport(*module, {path, ps, -1}, error);
-  if (!error.empty())
+  auto layout = mlir::pool::solvedLayoutOf(*module, {path, ps, -1}, error);
+  if (!layout)
     out.error = error;
+  else
+    out.layout = std::move(*layout);
   return out;
 }
 
-const json::Object *rowSpace(const json::Object &r) {
-  return r.getObject("row_space");
-}
-
-void printPlan(const json::Object &r, llvm::raw_ostream &os) {
-  const json::Object &in = *r.getObject("inputs");
-  int64_t budget = *in.getInteger("budget_bytes");
-  int64_t seqs = *in.getInteger("max_num_seqs");
-  int64_t bs = *r.getObject("geometry")->getInteger("block_size");
-  os << "== " << *r.getString("model") << ": " << gib(budget) << " ("
-     << commas(budget) << " B), " << seqs << " sequences ==\n\npools\n";
+void printPools(const poolrt::SolvedLayout &r, llvm::raw_ostream &os) {
+  int64_t budget = r.inputs.budgetBytes;
+  int64_t seqs = r.inputs.maxNumSeqs;
+  int64_t bs = r.geometry.blockSize;
+  os << "== " << r.model << ": " << gib(budget) << " (" << commas(budget)
+     << " B), " << seqs << " sequences ==\n\npools\n";
   os << llvm::format("  %-10s %-6s %12s %14s %12s %7s\n", "class", "pool",
                      "entries", "entry bytes", "reserved", "share");
-  int64_t total = *r.getInteger("total_reserved_bytes");
-  for (const json::Value &v : *r.getArray("entry_classes")) {
-    const json::Object &c = *v.getAsObject();
-    int64_t reserved = *c.getInteger("reserved_bytes");
-    os << llvm::format("  %-10s %-6s %12s %14s %12s %7s\n",
-                       c.getString("name")->str().c_str(),
-                       c.getString("pool")->str().c_str(),
-                       commas(*c.getInteger("entries")).c_str(),
-                       commas(*c.getInteger("entry_bytes")).c_str(),
-                       gib(reserved).c_str(),
-                       pct(total ? double(reserved) / double(total) : 0).c_str());
-  }
-  int64_t alloc = *r.getInteger("allocation_bytes");
+  int64_t total = r.totalReservedBytes;
+  for (const poolrt::SolvedClass &c : r.classes)
+    os << llvm::format(
+        "  %-10s %-6s %12s %14s %12s %7s\n", c.name.c_str(),
+        c.isPage() ? "page" : "state", commas(c.entries).c_str(),
+        commas(c.entryBytes).c_str(), gib(c.reservedBytes).c_str(),
+        pct(total ? double(c.reservedBytes) / double(total) : 0).c_str());
+  int64_t alloc = r.allocationBytes;
   os << "  reserved " << commas(total) << " B, unreserved "
-     << commas(*r.getInteger("unreserved_bytes")) << " B, one allocation of "
-     << commas(alloc) << " B";
+     << commas(r.unreservedBytes) << " B, one allocation of " << commas(alloc)
+     << " B";
   if (alloc > budget)
     os << " (" << commas(alloc - budget)
        << " B over the budget: blocks round up to whole slots)";
   os << "\n\n";
-  int64_t blocks = *r.getInteger("paged_entries");
+  int64_t blocks = r.pagedEntries;
   os << "history: " << commas(blocks) << " blocks x " << bs << " tokens = "
      << commas(blocks * bs) << " tokens";
   if (seqs > 0)
     os << " (" << commas(blocks * bs / seqs) << " per sequence with " << seqs
        << " in flight)";
   os << "\n";
+}
 
-  const json::Object *rs = rowSpace(r);
-  if (!rs) {
-    for (const json::Value &v : *r.getArray("arenas")) {
-      const json::Object &a = *v.getAsObject();
-      os << "\narena of '" << *a.getString("class") << "': "
-         << commas(*a.getInteger("entry_bytes")) << " B per entry, checkpoint "
-         << commas(*a.getInteger("checkpoint_bytes")) << " B\n";
-      for (const json::Value &fv : *a.getArray("fields")) {
-        const json::Object &f = *fv.getAsObject();
-        os << llvm::format("  %-16s %14s .. %-14s %s%s\n",
-                           f.getString("name")->str().c_str(),
-                           commas(*f.getInteger("offset")).c_str(),
-                           commas(*f.getInteger("end")).c_str(),
-                           f.getString("dtype")->str().c_str(),
-                           *f.getBoolean("in_checkpoint") ? "" : "  (not in checkpoints)");
-      }
-    }
-    return;
+void printArenas(const poolrt::SolvedLayout &r, llvm::raw_ostream &os) {
+  for (const poolrt::SolvedArena &a : r.arenas) {
+    os << "\narena of '" << a.className << "': " << commas(a.entryBytes)
+       << " B per entry, checkpoint " << commas(a.checkpointBytes) << " B\n";
+    for (const poolrt::SolvedField &f : a.fields)
+      os << llvm::format("  %-16s %14s .. %-14s %s%s\n", f.name.c_str(),
+                         commas(f.offset).c_str(), commas(f.end).c_str(),
+                         f.dtype.c_str(),
+                         f.inCheckpoint ? "" : "  (not in checkpoints)");
   }
+}
 
-  int64_t arenaRows = *rs->getInteger("arena_rows");
-  int64_t slotRows = *rs->getInteger("slot_rows");
-  int64_t planeRows = rs->getInteger("plane_rows").value_or(0);
-  os << "\nplanes (" << *rs->getInteger("row_bytes") << " B per row in all)\n";
+void printPlanes(const poolrt::SolvedRowSpace &rs, llvm::raw_ostream &os) {
+  int64_t arenaRows = rs.arenaRows;
+  os << "\nplanes (" << rs.rowBytes << " B per row in all)\n";
   os << llvm::format("  %-8s %6s %-9s %14s %10s  %s\n", "plane", "width",
                      "dtype", "slack bytes", "slack", "fields");
-  for (const json::Value &pv : *rs->getArray("planes")) {
-    const json::Object &p = *pv.getAsObject();
-    int64_t w = *p.getInteger("row_bytes");
-    int64_t slack = *p.getInteger("slack_bytes");
+  for (const poolrt::SolvedRowPlane &p : rs.planes) {
+    int64_t w = p.rowBytes;
     std::string fields;
-    for (const json::Value &f : *p.getArray("fields"))
-      fields += (fields.empty() ? "" : ", ") + f.getAsString()->str();
-    os << llvm::format("  %-8s %6lld %-9s %14s %10s  %s\n",
-                       p.getString("name")->str().c_str(), (long long)w,
-                       p.getString("dtype")->str().c_str(),
-                       commas(slack).c_str(),
-                       pct(arenaRows ? double(slack) / double(arenaRows * w) : 0)
-                           .c_str(),
-                       fields.empty() ? "-" : fields.c_str());
+    for (const std::string &f : p.fields)
+      fields += (fields.empty() ? "" : ", ") + f;
+    os << llvm::format(
+        "  %-8s %6lld %-9s %14s %10s  %s\n", p.name.c_str(), (long long)w,
+        p.dtype.c_str(), commas(p.slackBytes).c_str(),
+        pct(arenaRows ? double(p.slackBytes) / double(arenaRows * w) : 0)
+            .c_str(),
+        fields.empty() ? "-" : fields.c_str());
   }
   os << "  arena " << commas(arenaRows) << " rows; slack "
-     << commas(*rs->getInteger("plane_slack_bytes")) << " B = "
-     << pct(*rs->getNumber("plane_slack_fraction")) << " of the arena\n";
+     << commas(rs.planeSlackBytes) << " B = " << pct(rs.planeSlackFraction)
+     << " of the arena\n";
+}
 
-  // The plane: blocks from row 0, slots from the top, the gap between.
-  int64_t env = *rs->getInteger("envelope_rows");
-  int64_t nb = rs->getInteger("num_blocks").value_or(0);
-  int64_t ns = rs->getInteger("num_slots").value_or(0);
-  int64_t positions = rs->getInteger("slot_positions").value_or(0);
+/// The plane: blocks from row 0, slots from the top, the gap between.
+void printPlaneMap(const poolrt::SolvedRowSpace &rs, unsigned cols,
+                   llvm::raw_ostream &os) {
+  int64_t slotRows = rs.slotRows;
+  int64_t planeRows = rs.planeRows.value_or(0);
+  int64_t env = rs.envelopeRows;
+  int64_t nb = rs.numBlocks.value_or(0);
+  int64_t ns = rs.numSlots.value_or(0);
+  int64_t positions = rs.slotPositions.value_or(0);
   int64_t held = slotRows ? planeRows / slotRows : 0;
   int64_t origin = positions - held;
   int64_t blockEnd = nb * env;
   int64_t slotBegin = (positions - ns - origin) * slotRows;
-  unsigned cols = std::max(8u, (unsigned)width);
   os << "\nrow space: envelope " << commas(env) << " rows per block, slot "
-     << commas(slotRows) << " rows (arena " << commas(arenaRows) << " + windows "
-     << commas(*rs->getInteger("entry_rows")) << "), ring "
-     << *rs->getInteger("ring_slots") << ", plane " << commas(planeRows)
-     << " rows\n";
-  if (planeRows > 0) {
-    std::string bar;
-    for (unsigned c = 0; c < cols; ++c) {
-      int64_t lo = planeRows * c / cols, hi = planeRows * (c + 1) / cols;
-      bool block = lo < blockEnd, slot = hi > slotBegin;
-      bar += block && slot ? '|' : block ? '#' : slot ? 'S' : '.';
-    }
-    os << "  [" << bar << "]\n";
-    os << "   # blocks rows 0.." << commas(blockEnd) << " (" << commas(nb)
-       << ")   . gap " << commas(slotBegin - blockEnd) << " rows   S slots rows "
-       << commas(slotBegin) << ".." << commas(planeRows) << " (" << ns
-       << " of " << positions << " positions)\n";
+     << commas(slotRows) << " rows (arena " << commas(rs.arenaRows)
+     << " + windows " << commas(rs.entryRows) << "), ring " << rs.ringSlots
+     << ", plane " << commas(planeRows) << " rows\n";
+  if (planeRows <= 0)
+    return;
+  std::string bar;
+  for (unsigned c = 0; c < cols; ++c) {
+    int64_t lo = planeRows * c / cols, hi = planeRows * (c + 1) / cols;
+    bool block = lo < blockEnd, slot = hi > slotBegin;
+    bar += block && slot ? '|' : block ? '#' : slot ? 'S' : '.';
   }
-  // One slot: the arena, then each class's windows.
+  os << "  [" << bar << "]\n";
+  os << "   # blocks rows 0.." << commas(blockEnd) << " (" << commas(nb)
+     << ")   . gap " << commas(slotBegin - blockEnd) << " rows   S slots rows "
+     << commas(slotBegin) << ".." << commas(planeRows) << " (" << ns << " of "
+     << positions << " positions)\n";
+}
+
+/// One slot: the arena, then each class's windows.
+void printSlot(const poolrt::SolvedRowSpace &rs, unsigned cols,
+               llvm::raw_ostream &os) {
+  int64_t arenaRows = rs.arenaRows, slotRows = rs.slotRows;
   std::string slotBar;
   std::vector<std::pair<int64_t, char>> marks{{arenaRows, 'A'}};
   std::string legend = "A arena " + commas(arenaRows);
-  for (const json::Value &cv : *rs->getArray("classes")) {
-    const json::Object &c = *cv.getAsObject();
-    std::string name = c.getString("name")->str();
-    char ch = name == "dense" ? 'd' : name == "csa" ? 'c' : 'h';
-    marks.push_back({arenaRows + *c.getInteger("entry_offset") +
-                         *c.getInteger("entry_rows"),
-                     ch});
-    legend += std::string("  ") + ch + " " + name + " " +
-              commas(*c.getInteger("entry_rows"));
+  for (const poolrt::SolvedRowClass &c : rs.classes) {
+    char ch = c.name == "dense" ? 'd' : c.name == "csa" ? 'c' : 'h';
+    marks.push_back({arenaRows + c.entryOffset + c.entryRows, ch});
+    legend += std::string("  ") + ch + " " + c.name + " " + commas(c.entryRows);
   }
   for (unsigned c = 0; c < cols; ++c) {
     int64_t mid = (slotRows * (2 * c + 1)) / (2 * cols);
@@ -239,25 +222,32 @@ void printPlan(const json::Object &r, llvm::raw_ostream &os) {
   os << "  slot [" << slotBar << "]\n   " << legend << "  _ padding "
      << commas(slotRows - marks.back().first) << " (rows)\n";
   os << "  classes:";
-  for (const json::Value &cv : *rs->getArray("classes")) {
-    const json::Object &c = *cv.getAsObject();
-    os << "  " << *c.getString("name") << " "
-       << c.getArray("layers")->size() << " layers";
-    if (*c.getInteger("block_rows") > 0)
-      os << " x " << *c.getInteger("block_rows") << " rows/block";
+  for (const poolrt::SolvedRowClass &c : rs.classes) {
+    os << "  " << c.name << " " << c.layers.size() << " layers";
+    if (c.blockRows > 0)
+      os << " x " << c.blockRows << " rows/block";
     os << ";";
   }
   os << "\n";
-  for (const json::Value &fv : *rs->getArray("field_windows")) {
-    const json::Object &f = *fv.getAsObject();
-    os << "  window field '" << *f.getString("field") << "' in plane '"
-       << *f.getString("plane") << "': " << *f.getInteger("rows_per_window_row")
-       << " plane rows per window row\n";
-  }
-  os << "  checkpoint image " << commas(*rs->getInteger("image_bytes")) << " B";
-  if (auto units = rs->getInteger("units_per_checkpoint"))
-    os << " = " << *units << " PAGE units";
+  for (const poolrt::SolvedFieldWindow &f : rs.fieldWindows)
+    os << "  window field '" << f.field << "' in plane '" << f.plane
+       << "': " << f.rowsPerWindowRow << " plane rows per window row\n";
+  os << "  checkpoint image " << commas(rs.imageBytes) << " B";
+  if (rs.unitsPerCheckpoint)
+    os << " = " << *rs.unitsPerCheckpoint << " PAGE units";
   os << "\n";
+}
+
+void printPlan(const poolrt::SolvedLayout &r, llvm::raw_ostream &os) {
+  printPools(r, os);
+  if (!r.rowSpace) {
+    printArenas(r, os);
+    return;
+  }
+  unsigned cols = std::max(8u, (unsigned)width);
+  printPlanes(*r.rowSpace, os);
+  printPlaneMap(*r.rowSpace, cols, os);
+  printSlot(*r.rowSpace, cols, os);
 }
 
 struct Row {
@@ -273,25 +263,23 @@ void printTable(const std::vector<Row> &rows, llvm::raw_ostream &os) {
       os << llvm::format("%-16s ", row.label.c_str()) << row.c.error << "\n";
       continue;
     }
-    const json::Object &r = *row.c.report.getAsObject();
-    int64_t page = 0, state = 0, perReq = 0;
-    for (const json::Value &v : *r.getArray("entry_classes")) {
-      const json::Object &c = *v.getAsObject();
-      if (*c.getString("pool") == "page")
-        page = *c.getInteger("entry_bytes");
+    const poolrt::SolvedLayout &r = row.c.layout;
+    int64_t page = 0, state = 0;
+    for (const poolrt::SolvedClass &c : r.classes) {
+      if (c.isPage())
+        page = c.entryBytes;
       else
-        state += *c.getInteger("entry_bytes") * *c.getInteger("entries_per_req");
-      (void)perReq;
+        state += c.entryBytes * c.entriesPerReq;
     }
-    int64_t bs = *r.getObject("geometry")->getInteger("block_size");
-    int64_t seqs = *r.getObject("inputs")->getInteger("max_num_seqs");
-    int64_t tokens = *r.getInteger("paged_entries") * bs;
+    int64_t bs = r.geometry.blockSize;
+    int64_t seqs = r.inputs.maxNumSeqs;
+    int64_t tokens = r.pagedEntries * bs;
     std::string slack = "-";
-    if (const json::Object *rs = rowSpace(r))
-      slack = pct(*rs->getNumber("plane_slack_fraction"));
+    if (r.rowSpace)
+      slack = pct(r.rowSpace->planeSlackFraction);
     os << llvm::format("%-16s %14s %14s %12s %16s %14s %8s\n", row.label.c_str(),
                        commas(page).c_str(), commas(state).c_str(),
-                       commas(*r.getInteger("paged_entries")).c_str(),
+                       commas(r.pagedEntries).c_str(),
                        commas(tokens).c_str(),
                        seqs ? commas(tokens / seqs).c_str() : "-",
                        slack.c_str());
@@ -328,7 +316,7 @@ int main(int argc, char **argv) {
     llvm::errs() << base.error << "\n";
     return 1;
   }
-  printPlan(*base.report.getAsObject(), llvm::outs());
+  printPlan(base.layout, llvm::outs());
 
   if (!sweep.empty()) {
     llvm::StringRef s(sweep);

@@ -4,36 +4,31 @@
 //   pool-pack-info FILE.poolpack --extract NAME  one section's bytes to stdout
 //
 // Reads through poolrt's artifact reader, which refuses a truncated,
-// corrupted or version-mismatched file with the offset of the fault.
+// corrupted or version-mismatched file with the offset of the fault, and
+// the manifest through the runtime's one reader (readSolvedLayout).
 //
 //===----------------------------------------------------------------------===//
 
 #include "poolrt/Artifact.h"
+#include "poolrt/SolvedLayout.h"
 
-#include "llvm/Support/JSON.h"
 #include "llvm/Support/raw_ostream.h"
 
 #include <cstring>
 #include <string>
 
 /// A kernel's id tuple, runs of one entity folded: "slot, 5 x block".
-static std::string itemTuple(const llvm::json::Object &kernel) {
-  const llvm::json::Array *ids = kernel.getArray("id_tuple");
-  if (!ids)
-    return "?";
-  auto entityAt = [&](size_t i) {
-    const llvm::json::Object *p = (*ids)[i].getAsObject();
-    auto e = p ? p->getString("entity") : std::nullopt;
-    return e ? e->str() : std::string("?");
-  };
+static std::string itemTuple(const poolrt::KernelInfo &kernel) {
+  const std::vector<poolrt::KernelIdSlot> &ids = kernel.idTuple;
   std::string out;
-  for (size_t i = 0; i < ids->size();) {
+  for (size_t i = 0; i < ids.size();) {
     size_t j = i;
-    while (j < ids->size() && entityAt(j) == entityAt(i))
+    while (j < ids.size() && ids[j].entity == ids[i].entity)
       ++j;
-    std::string run = j - i > 2    ? std::to_string(j - i) + " x " + entityAt(i)
-                      : j - i == 2 ? entityAt(i) + ", " + entityAt(i)
-                                   : entityAt(i);
+    const std::string &e = ids[i].entity;
+    std::string run = j - i > 2    ? std::to_string(j - i) + " x " + e
+                      : j - i == 2 ? e + ", " + e
+                                   : e;
     out += (out.empty() ? "" : ", ") + run;
     i = j;
   }
@@ -64,48 +59,24 @@ int main(int argc, char **argv) {
                << artifact->sections.size() << " sections\n";
   for (const poolrt::ArtifactSection &s : artifact->sections)
     llvm::outs() << "  " << s.name << ": " << s.data.size() << " bytes\n";
-  const poolrt::ArtifactSection *m = artifact->find("manifest");
-  if (!m) {
-    llvm::errs() << "pool-pack-info: error: no manifest section\n";
+  // The runtime's one reader: what it refuses, this tool refuses, in the
+  // same words.
+  auto layout = poolrt::readSolvedLayout(*artifact);
+  if (!layout.ok()) {
+    llvm::errs() << "pool-pack-info: error: " << layout.error().message << "\n";
     return 1;
   }
-  auto manifest = llvm::json::parse(m->data);
-  if (!manifest) {
-    llvm::errs() << "pool-pack-info: error: the manifest is not JSON: "
-                 << llvm::toString(manifest.takeError()) << "\n";
-    return 1;
-  }
-  const llvm::json::Object *o = manifest->getAsObject();
-  if (!o || !o->getString("fingerprint") || !o->getArray("kernels") ||
-      !o->getArray("targets")) {
-    llvm::errs() << "pool-pack-info: error: the manifest lacks fingerprint, "
-                    "kernels or targets\n";
-    return 1;
-  }
-  llvm::outs() << "model " << *o->getString("model") << ", fingerprint "
-               << *o->getString("fingerprint") << "\n";
-  for (const llvm::json::Value &t : *o->getArray("targets")) {
-    const llvm::json::Object &to = *t.getAsObject();
-    std::string section = to.getString("section")->str();
-    if (!artifact->find(section)) {
-      llvm::errs() << "pool-pack-info: error: target " << *to.getString("target")
-                   << " names a missing section " << section << "\n";
-      return 1;
-    }
-    llvm::outs() << "target " << *to.getString("target") << " ("
-                 << *to.getString("format") << ") in " << section << "\n";
-  }
-  for (const llvm::json::Value &k : *o->getArray("kernels")) {
-    const llvm::json::Object &ko = *k.getAsObject();
-    llvm::outs() << "kernel " << *ko.getString("name") << ": "
-                 << *ko.getString("kind") << ", "
-                 << *ko.getInteger("item_bytes") << " bytes per "
-                 << *ko.getString("entity") << ", "
-                 << ko.getArray("segments")->size() << " segments, "
-                 << *ko.getInteger("vec_bytes") << "-byte accesses"
-                 << (*ko.getBoolean("rebase") ? ", rebased per item on AMD"
-                                              : "")
-                 << ", item (" << itemTuple(ko) << ")\n";
-  }
+  llvm::outs() << "model " << layout->model << ", fingerprint "
+               << layout->fingerprint << "\n";
+  for (const poolrt::SolvedTarget &t : layout->targets)
+    llvm::outs() << "target " << t.target << " (" << t.format << ") in "
+                 << t.section << "\n";
+  for (const poolrt::KernelInfo &k : layout->kernels)
+    llvm::outs() << "kernel " << k.name << ": " << k.kind << ", "
+                 << k.itemBytes << " bytes per " << k.entity << ", "
+                 << k.segments.size() << " segments, " << k.vecBytes
+                 << "-byte accesses"
+                 << (k.rebase ? ", rebased per item on AMD" : "")
+                 << ", item (" << itemTuple(k) << ")\n";
   return 0;
 }
