@@ -36,7 +36,8 @@ static const char *codeFormat(llvm::StringRef target) {
 bool mlir::pool::buildArtifact(ModuleOp module, MLIRContext *kernelCtx,
                                poolrt::SolvedLayout layout,
                                const std::vector<std::string> &targets,
-                               poolrt::Artifact &out, std::string &error) {
+                               poolrt::Artifact &out, std::string &error,
+                               poolrt::SolvedLayout *written) {
   out = poolrt::Artifact();
   std::vector<KernelSpec> specs = deriveKernelSpecs(module);
   if (specs.empty()) {
@@ -98,5 +99,7 @@ bool mlir::pool::buildArtifact(ModuleOp module, MLIRContext *kernelCtx,
   out.sections.push_back({layout.headerSection, std::move(header)});
   for (poolrt::ArtifactSection &s : code)
     out.sections.push_back(std::move(s));
+  if (written)
+    *written = std::move(layout);
   return true;
 }
