@@ -81,6 +81,7 @@ json::Object classJson(const SolvedClass &c) {
       {"reserved_bytes", c.reservedBytes},
       {"entries_per_req", c.entriesPerReq},
       {"extra_entries", c.extraEntries},
+      {"request_groups", c.requestGroups},
       {"bytes_source", c.bytesSource},
       {"transfer", transferJson(c.transfer)},
       {"region_offset", orNull(c.regionOffset)},

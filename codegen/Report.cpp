@@ -154,6 +154,11 @@ static poolrt::SolvedClass classOf(EntryClassOp c) {
   cls.reservedBytes = int64_t(*c.getReservedBytes());
   cls.entriesPerReq = int64_t(c.getEntriesPerReq());
   cls.extraEntries = int64_t(c.getExtraEntries());
+  // The plan gives a STATE class max_num_seqs * per_req + extra entries;
+  // whole groups of per_req entries serve one request each.
+  if (!c.isPage())
+    cls.requestGroups =
+        cls.entries / std::max<int64_t>(1, cls.entriesPerReq);
   cls.bytesSource = c.getDerived()
                         ? (c.getBytes() ? "declared+derived" : "derived")
                         : "declared";

@@ -43,7 +43,7 @@ Result<CacheManagerConfig> cacheManagerConfig(const SolvedLayout &layout,
   c.numBlocks = page->entries;
 
   if (state) {
-    c.numGroups = state->entries / std::max<int64_t>(1, state->entriesPerReq);
+    c.numGroups = state->requestGroups;
     const SolvedTransfer &t = *state->transfer;
     if (t.kind == TransferKind::Fork) {
       auto tr = StateTransfer::fork(t.tokens);

@@ -270,6 +270,7 @@ SolvedClass readClass(Walker &w, const Json &c, const std::string &p) {
   x.reservedBytes = w.integer(c, p, "reserved_bytes", 0);
   x.entriesPerReq = w.integer(c, p, "entries_per_req", 0);
   x.extraEntries = w.integer(c, p, "extra_entries", 0);
+  x.requestGroups = w.integer(c, p, "request_groups", 0);
   x.bytesSource = w.string(c, p, "bytes_source");
   x.regionOffset = w.optInteger(c, p, "region_offset");
   x.needsRebase = w.boolean(c, p, "needs_rebase");
@@ -300,6 +301,13 @@ SolvedClass readClass(Walker &w, const Json &c, const std::string &p) {
         product != x.reservedBytes)
       w.fail(Walker::join(p, "reserved_bytes"),
              "is not entries x entry_bytes");
+    else if (x.isPage() ? x.requestGroups != 0
+                        : (mulOverflows(x.requestGroups,
+                                        std::max<int64_t>(1, x.entriesPerReq),
+                                        product) ||
+                           product > x.entries))
+      w.fail(Walker::join(p, "request_groups"),
+             "holds more than the class's entries");
   }
   return x;
 }

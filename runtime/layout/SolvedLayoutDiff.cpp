@@ -100,6 +100,7 @@ public:
     M(reservedBytes, "reserved_bytes");
     M(entriesPerReq, "entries_per_req");
     M(extraEntries, "extra_entries");
+    M(requestGroups, "request_groups");
     M(bytesSource, "bytes_source");
     M(transfer, "transfer");
     M(regionOffset, "region_offset");

@@ -20,7 +20,8 @@ Json pageClass() {
   return Json{{"name", "kv"},          {"pool", "page"},
               {"entries", 100},        {"entry_bytes", 4096},
               {"reserved_bytes", 409600}, {"entries_per_req", 0},
-              {"extra_entries", 0},    {"bytes_source", "declared"},
+              {"extra_entries", 0},    {"request_groups", 0},
+              {"bytes_source", "declared"},
               {"transfer", nullptr},   {"region_offset", 0},
               {"needs_rebase", false}};
 }
@@ -33,6 +34,7 @@ Json forkClass() {
               {"reserved_bytes", 12 * 8192},
               {"entries_per_req", 3},
               {"extra_entries", 0},
+              {"request_groups", 4},
               {"bytes_source", "declared"},
               {"transfer", {{"kind", "fork"}, {"tokens", 1}}},
               {"region_offset", 409600},
@@ -175,6 +177,14 @@ TEST(Setup, MalformedManifestsAreErrorsNotExceptions) {
   EXPECT_NE(edit([](Json &m) {
               m["layout"]["allocation_bytes"] = uint64_t(1) << 63;
             }).find("allocation_bytes: passes the signed 64-bit range"),
+            std::string::npos);
+  EXPECT_NE(edit([](Json &m) {
+              m["layout"]["entry_classes"][1]["request_groups"] = 5;
+            }).find("request_groups: holds more than the class's entries"),
+            std::string::npos);
+  EXPECT_NE(edit([](Json &m) {
+              m["layout"]["entry_classes"][0]["request_groups"] = 1;
+            }).find("entry_classes[0].request_groups"),
             std::string::npos);
   EXPECT_NE(edit([](Json &m) { m["format"] = "poolpack-manifest/2"; })
                 .find("format 'poolpack-manifest/2'"),

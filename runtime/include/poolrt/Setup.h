@@ -24,8 +24,8 @@ struct CachePolicy {
 /// The cache manager configuration an artifact implies:
 ///   * block size from the geometry (hash block = block: decode-context
 ///     parallelism 1; anything else is refused);
-///   * blocks from the PAGE class, groups from the STATE class's entries
-///     over its entries per request;
+///   * blocks from the PAGE class's entries, groups from the STATE class's
+///     request_groups (both as the compiler solved them);
 ///   * the STATE class's transfer: none, fork(tokens), or copy, which
 ///     becomes PAGE-unit checkpoints (page unit = a PAGE entry, image = the
 ///     image_gather kernel's item bytes, or the whole slot without one);

@@ -88,6 +88,11 @@ struct SolvedClass {
   int64_t reservedBytes = 0;
   int64_t entriesPerReq = 0;
   int64_t extraEntries = 0;
+  /// STATE: the requests whose state the class holds at once (its groups of
+  /// entries_per_req entries; a cushion of extra entries that is not a
+  /// whole group is not a group). PAGE: 0. Solved by the compiler; the
+  /// runtime sizes its state-group pool from it.
+  int64_t requestGroups = 0;
   std::string bytesSource; // declared | derived | declared+derived
   std::optional<SolvedTransfer> transfer;
   std::optional<int64_t> regionOffset;
