@@ -24,7 +24,7 @@ std::unique_ptr<CacheManager> warmManager(int64_t blockSize, int64_t tokens,
   c.transfer = stateful ? StateTransfer::fork(1).value() : StateTransfer::none();
   // Four rungs per prompt, so a stateful prompt resumes from the last one.
   int64_t rung = tokens / 4 / blockSize * blockSize;
-  c.checkpointIntervalTokens = stateful ? rung : 0;
+  c.policy.checkpointIntervalTokens = stateful ? rung : 0;
   auto m = CacheManager::create(c).take();
   // Publish the prompt once, so admission finds a cached prefix.
   Request r;

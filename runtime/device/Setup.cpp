@@ -27,8 +27,7 @@ Result<CacheManagerConfig> cacheManagerConfig(const SolvedLayout &layout,
 
   CacheManagerConfig c;
   c.blockSize = geo.blockSize;
-  c.checkpointIntervalTokens = policy.checkpointIntervalTokens;
-  c.prefixCaching = policy.prefixCaching;
+  c.policy = policy;
   const SolvedClass *page = layout.page();
   for (const SolvedClass &cls : layout.classes)
     if (cls.isPage() && &cls != page)

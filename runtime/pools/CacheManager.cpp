@@ -71,7 +71,7 @@ CacheManager::create(const CacheManagerConfig &c) {
                           std::to_string(c.numBlocks));
   std::unique_ptr<CacheManager> m(new CacheManager());
   m->blockSize_ = c.blockSize;
-  m->prefixCaching_ = c.prefixCaching;
+  m->prefixCaching_ = c.policy.prefixCaching;
   std::optional<int64_t> maxBlocks;
   if (c.boundary) {
     const PoolBoundaryGeometry &g = *c.boundary;
@@ -111,7 +111,7 @@ CacheManager::create(const CacheManagerConfig &c) {
     return Error::invalid("with PAGE-unit checkpoints the state groups are "
                           "plain slots: their transfer must be none");
   auto groups = StateGroupPool::create(c.numGroups, c.transfer, c.blockSize,
-                                       c.prefixCaching && c.numGroups > 0);
+                                       c.policy.prefixCaching && c.numGroups > 0);
   if (!groups.ok())
     return groups.error();
   m->groups_ = std::make_unique<StateGroupPool>(groups.take());
@@ -119,13 +119,13 @@ CacheManager::create(const CacheManagerConfig &c) {
     m->store_ = std::make_unique<PageUnitCheckpointStore>(*m->blocks_,
                                                           *c.pagedCheckpoints);
     m->pagedClass_ = std::make_unique<PagedCheckpointClass>(
-        *m->store_, c.prefixCaching && c.numGroups > 0);
+        *m->store_, c.policy.prefixCaching && c.numGroups > 0);
     m->classes_.push_back(m->pagedClass_.get());
   } else {
     m->groupClass_ = std::make_unique<GroupClass>(*m->groups_);
     m->classes_.push_back(m->groupClass_.get());
   }
-  int64_t interval = std::max<int64_t>(0, c.checkpointIntervalTokens);
+  int64_t interval = std::max<int64_t>(0, c.policy.checkpointIntervalTokens);
   if (m->groups_->enabled() && interval % c.blockSize != 0) {
     int64_t snapped = interval / c.blockSize * c.blockSize;
     m->snapWarning_ = "checkpoint interval " + std::to_string(interval) +

@@ -163,12 +163,12 @@ PYBIND11_MODULE(poolrt, m) {
              c.numBlocks = numBlocks;
              c.numGroups = numGroups;
              c.transfer = transfer;
-             c.checkpointIntervalTokens = interval;
-             c.prefixCaching = prefixCaching;
+             c.policy.checkpointIntervalTokens = interval;
+             c.policy.prefixCaching = prefixCaching;
              return take(CacheManager::create(c));
            }),
            py::arg("block_size"), py::arg("num_blocks"), py::arg("num_groups") = 0,
-           py::arg("transfer") = StateTransfer::none(), py::arg("interval") = 8192,
+           py::arg("transfer") = StateTransfer::none(), py::arg("interval") = kDefaultCheckpointInterval,
            py::arg("prefix_caching") = true, py::arg("boundary") = py::none(),
            "boundary: {envelope_rows, slot_rows, plane_rows, slot_positions, "
            "max_blocks} of a row-space artifact, to allow move_boundary")
@@ -178,7 +178,7 @@ PYBIND11_MODULE(poolrt, m) {
         CacheManagerConfig c =
             take(cacheManagerConfig(a, CachePolicy{interval, prefixCaching}));
         return take(CacheManager::create(c));
-      }, py::arg("path"), py::arg("interval") = 8192, py::arg("prefix_caching") = true,
+      }, py::arg("path"), py::arg("interval") = kDefaultCheckpointInterval, py::arg("prefix_caching") = true,
          "A cache manager with every count (blocks, groups, transfer, PAGE-unit "
          "checkpoints, boundary rows) read from a .poolpack")
       .def("move_boundary", [](CacheManager &m, int64_t target, py::list live) {

@@ -18,7 +18,7 @@ std::unique_ptr<CacheManager> manager(int64_t blockSize, const std::string &tran
   c.blockSize = blockSize;
   c.numBlocks = blocks;
   c.numGroups = groups;
-  c.checkpointIntervalTokens = interval;
+  c.policy.checkpointIntervalTokens = interval;
   if (transfer.rfind("fork(", 0) == 0)
     c.transfer = StateTransfer::fork(int64_t(std::stoll(transfer.substr(5)))).value();
   else

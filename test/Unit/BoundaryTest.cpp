@@ -32,7 +32,7 @@ std::unique_ptr<CacheManager> toyManager(bool paged = false) {
   c.blockSize = 4;
   c.numBlocks = 32;
   c.numGroups = 2;
-  c.checkpointIntervalTokens = 0;
+  c.policy.checkpointIntervalTokens = 0;
   c.boundary = toyGeometry();
   if (paged)
     c.pagedCheckpoints =
@@ -225,7 +225,7 @@ TEST(Boundary, PinnedTopStopsTheShrink) {
   c.numBlocks = 28;
   c.numGroups = 3;
   c.transfer = StateTransfer::fork(1).value();
-  c.checkpointIntervalTokens = 0;
+  c.policy.checkpointIntervalTokens = 0;
   c.boundary = toyGeometry();
   auto m = CacheManager::create(c).take();
   StateGroupPool &groups = *m->groups();
@@ -375,7 +375,7 @@ TEST(Boundary, ARehomedCheckpointSpentAgainLeavesOneCopy) {
   c.numBlocks = 24;
   c.numGroups = 4;
   c.transfer = StateTransfer::fork(1).value();
-  c.checkpointIntervalTokens = 0;
+  c.policy.checkpointIntervalTokens = 0;
   c.boundary = toyGeometry();
   auto m = CacheManager::create(c).take();
   StateGroupPool &groups = *m->groups();
@@ -439,7 +439,7 @@ TEST(CacheManagerErrors, AFailedAllocateGivesBackEverything) {
   c.numBlocks = 4;
   c.numGroups = 2;
   c.transfer = StateTransfer::fork(1).value();
-  c.checkpointIntervalTokens = 0;
+  c.policy.checkpointIntervalTokens = 0;
   auto m = CacheManager::create(c).take();
   Request r; // 6 blocks' worth of tokens for a 4-block pool
   for (int64_t t = 0; t < 24; ++t)

@@ -15,7 +15,7 @@ std::unique_ptr<CacheManager> demandRun(std::vector<int64_t> &hits) {
   c.numBlocks = 64;
   c.numGroups = 8;
   c.transfer = StateTransfer::fork(8).value();
-  c.checkpointIntervalTokens = 16;
+  c.policy.checkpointIntervalTokens = 16;
   auto m = CacheManager::create(c).take();
   for (int i = 0; i < 3; ++i) {
     Request r;

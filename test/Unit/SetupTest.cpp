@@ -102,15 +102,15 @@ TEST(Setup, CountsComeFromTheManifest) {
   EXPECT_EQ(c->numGroups, 4); // 12 entries, 3 per request
   EXPECT_TRUE(c->transfer.forks());
   EXPECT_EQ(c->transfer.forkTokens(), 1);
-  EXPECT_EQ(c->checkpointIntervalTokens, 64);
-  EXPECT_FALSE(c->prefixCaching);
+  EXPECT_EQ(c->policy.checkpointIntervalTokens, 64);
+  EXPECT_FALSE(c->policy.prefixCaching);
   EXPECT_FALSE(c->boundary.has_value());
   EXPECT_TRUE(CacheManager::create(*c).ok());
 }
 
 TEST(Setup, TheDefaultIntervalIsTheOneConstant) {
   EXPECT_EQ(CachePolicy{}.checkpointIntervalTokens, kDefaultCheckpointInterval);
-  EXPECT_EQ(CacheManagerConfig{}.checkpointIntervalTokens,
+  EXPECT_EQ(CacheManagerConfig{}.policy.checkpointIntervalTokens,
             kDefaultCheckpointInterval);
 }
 

@@ -145,13 +145,26 @@ struct BoundaryMove {
   int64_t tableEntriesRepointed = 0;
 };
 
+/// The checkpoint interval (tokens) when the caller names none: the
+/// reference's --state-checkpoint-interval-tokens default. The one place
+/// this number is written (C, Python and the tools use it from here).
+constexpr int64_t kDefaultCheckpointInterval = 8192;
+
+/// Run-time policy: what the artifact does not fix and an engine chooses.
+struct CachePolicy {
+  int64_t checkpointIntervalTokens = kDefaultCheckpointInterval;
+  bool prefixCaching = true;
+};
+
+/// What a cache manager is built from. The counts are the compiler's
+/// (cacheManagerConfig reads them from the artifact); `policy` is the
+/// caller's.
 struct CacheManagerConfig {
-  int64_t blockSize = 16;
+  int64_t blockSize = 0; // tokens per block: required (>= 1)
   int64_t numBlocks = 0;
   int64_t numGroups = 0; // STATE groups (0: stateless model)
   StateTransfer transfer = StateTransfer::none();
-  int64_t checkpointIntervalTokens = 8192;
-  bool prefixCaching = true;
+  CachePolicy policy;
   /// Copy classes (DeepSeek-V4): checkpoints are images in PAGE units of
   /// the block pool. The state groups are then plain slots (transfer must be
   /// none) and the PAGE-unit coordinator is the one state class.

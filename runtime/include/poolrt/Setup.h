@@ -15,12 +15,6 @@
 
 namespace poolrt {
 
-/// Run-time policy the artifact does not fix.
-struct CachePolicy {
-  int64_t checkpointIntervalTokens = kDefaultCheckpointInterval;
-  bool prefixCaching = true;
-};
-
 /// The cache manager configuration an artifact implies:
 ///   * block size from the geometry (hash block = block: decode-context
 ///     parallelism 1; anything else is refused);

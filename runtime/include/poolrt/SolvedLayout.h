@@ -32,9 +32,6 @@
 
 namespace poolrt {
 
-/// The checkpoint interval a cache manager uses when the caller names none.
-constexpr int64_t kDefaultCheckpointInterval = 8192;
-
 /// The manifest format this code writes and reads.
 constexpr const char *kManifestFormat = "poolpack-manifest/1";
 /// The report schema this code writes and reads.
