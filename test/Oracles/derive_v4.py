@@ -4,11 +4,15 @@
 This is a small, stdlib-only model of what the reference (ATOM snapshot
 ffdf3bb5d) computes for DeepSeek-V4, written from the project's specs:
 
-  * /work/shared/spec/semantics.md  §1.3 (plan_pools), §2.3 (entry_bytes_for),
-    §2.7 (plan_field_planes), §3.3-§3.6 (ClassLayout, entry_rows_for,
-    slot_rows, envelope), §4 (V4 backend declaration)
-  * /work/shared/spec/model_geometries.md §2-§3 (V4 fields, layer lists,
+  * spec/semantics.md (in the shared folder beside the project root)
+    §1.3 (plan_pools), §2.3 (entry_bytes_for), §2.7 (plan_field_planes),
+    §3.3-§3.6 (ClassLayout, entry_rows_for, slot_rows, envelope), §4 (V4
+    backend declaration)
+  * spec/model_geometries.md §2-§3 (V4 fields, layer lists,
     configurations, known figures)
+
+It lives in test/ because it is a test oracle: test/Tools/models.test
+compares poolc's reports with what it derives, without sharing code.
 
 It asserts every figure the spec states (seed 000 / test vectors) and prints,
 for each configuration of model_geometries.md §3.2, the PAGE bytes per block,
