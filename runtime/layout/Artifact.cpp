@@ -392,12 +392,32 @@ Result<Artifact> readArtifactFile(const std::string &path) {
   return parsed;
 }
 
-Status writeArtifactFile(const std::string &path, const Artifact &a) {
+static const char *nonRegularKind(mode_t mode) {
+  if (S_ISLNK(mode))
+    return "a symbolic link";
+  if (S_ISDIR(mode))
+    return "a directory";
+  if (S_ISCHR(mode))
+    return "a character device";
+  if (S_ISBLK(mode))
+    return "a block device";
+  if (S_ISFIFO(mode))
+    return "a FIFO";
+  if (S_ISSOCK(mode))
+    return "a socket";
+  return "not a regular file";
+}
+
+Status writeFileAtomically(const std::string &path, const std::string &bytes,
+                           const char *what) {
   if (path.empty())
-    return Error::invalid("cannot write artifact: empty path");
-  if (Status v = validateArtifact(a); !v.ok())
-    return v;
-  const std::string bytes = serializeArtifact(a);
+    return Error::invalid(std::string("cannot write ") + what + ": empty path");
+  // Renaming over a device, a FIFO or a link would silently replace it
+  // with a regular file: refuse instead, and touch nothing.
+  struct stat st;
+  if (::lstat(path.c_str(), &st) == 0 && !S_ISREG(st.st_mode))
+    return Error::invalid(path + ": is " + nonRegularKind(st.st_mode) +
+                          "; refusing to replace it with the " + what);
 
   // The temporary name extends the target's, so it lies in the same
   // directory and rename() is atomic. O_EXCL with a per-process counter
@@ -415,8 +435,9 @@ Status writeArtifactFile(const std::string &path, const Artifact &a) {
       break;
   }
   if (fd < 0)
-    return Error::invalid(
-        sysError("cannot create a temporary file for artifact", path, errno));
+    return Error::invalid(sysError(
+        (std::string("cannot create a temporary file for ") + what).c_str(),
+        path, errno));
 
   int err = 0;
   bool ok = writeAll(fd, bytes.data(), bytes.size(), err);
@@ -428,16 +449,23 @@ Status writeArtifactFile(const std::string &path, const Artifact &a) {
     err = errno;
     ok = false;
   }
+  std::string cannot = std::string("cannot write ") + what;
   if (ok && ::rename(tmp.c_str(), path.c_str()) != 0) {
     err = errno;
     ::unlink(tmp.c_str());
-    return Error::invalid(sysError("cannot write artifact", path, err));
+    return Error::invalid(sysError(cannot.c_str(), path, err));
   }
   if (!ok) {
     ::unlink(tmp.c_str());
-    return Error::invalid(sysError("cannot write artifact", path, err));
+    return Error::invalid(sysError(cannot.c_str(), path, err));
   }
   return Status::success();
+}
+
+Status writeArtifactFile(const std::string &path, const Artifact &a) {
+  if (Status v = validateArtifact(a); !v.ok())
+    return v;
+  return writeFileAtomically(path, serializeArtifact(a), "artifact");
 }
 
 } // namespace poolrt

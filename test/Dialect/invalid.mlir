@@ -6,8 +6,16 @@
 //===----------------------------------------------------------------------===//
 
 // A block holds at least one token.
-// expected-error @+1 {{'pool.model' op block_size must be >= 1, got 0}}
+// expected-error @+1 {{'pool.model' op block_size must be in 1..1048576, got 0}}
 pool.model "m" attributes {block_size = 0 : i64, hash_block_size = 16 : i64} {
+  pool.entry_class "kv" "page" {bytes = 1 : i64}
+}
+
+// -----
+
+// ... and at most 2^20 tokens, so blocks x block_size never wraps.
+// expected-error @+1 {{'pool.model' op block_size must be in 1..1048576, got 4611686018427387904}}
+pool.model "m" attributes {block_size = 4611686018427387904 : i64, hash_block_size = 4611686018427387904 : i64} {
   pool.entry_class "kv" "page" {bytes = 1 : i64}
 }
 

@@ -13,7 +13,9 @@
 //===----------------------------------------------------------------------===//
 
 #include "codegen/Report.h"
+#include "poolrt/Checked.h"
 #include "tools/lib/Driver.h"
+#include "tools/lib/Output.h"
 #include "tools/lib/SizeArg.h"
 
 #include "mlir/IR/Diagnostics.h"
@@ -122,11 +124,16 @@ void printPools(const poolrt::SolvedLayout &r, llvm::raw_ostream &os) {
     os << " (" << commas(alloc - budget)
        << " B over the budget: blocks round up to whole slots)";
   os << "\n\n";
-  int64_t blocks = r.pagedEntries;
+  int64_t blocks = r.pagedEntries, tokens = 0;
+  if (poolrt::mulOverflows(blocks, bs, tokens)) {
+    os << "history: " << commas(blocks) << " blocks x " << bs
+       << " tokens (over 2^63 tokens)\n";
+    return;
+  }
   os << "history: " << commas(blocks) << " blocks x " << bs << " tokens = "
-     << commas(blocks * bs) << " tokens";
+     << commas(tokens) << " tokens";
   if (seqs > 0)
-    os << " (" << commas(blocks * bs / seqs) << " per sequence with " << seqs
+    os << " (" << commas(tokens / seqs) << " per sequence with " << seqs
        << " in flight)";
   os << "\n";
 }
@@ -390,5 +397,5 @@ int main(int argc, char **argv) {
       if (!r.c.error.empty())
         return 1;
   }
-  return 0;
+  return ::pool::finishStdout("pool-explore");
 }

@@ -11,6 +11,7 @@
 
 #include "poolrt/Artifact.h"
 #include "poolrt/SolvedLayout.h"
+#include "tools/lib/Output.h"
 
 #include "llvm/Support/raw_ostream.h"
 
@@ -53,7 +54,7 @@ int main(int argc, char **argv) {
       return 1;
     }
     llvm::outs() << s->data;
-    return 0;
+    return ::pool::finishStdout("pool-pack-info");
   }
   llvm::outs() << argv[1] << ": poolpack version " << artifact->version << ", "
                << artifact->sections.size() << " sections\n";
@@ -78,5 +79,5 @@ int main(int argc, char **argv) {
                  << "-byte accesses"
                  << (k.rebase ? ", rebased per item on AMD" : "")
                  << ", item (" << itemTuple(k) << ")\n";
-  return 0;
+  return ::pool::finishStdout("pool-pack-info");
 }

@@ -12,6 +12,7 @@
 
 #include "tools/lib/SizeArg.h"
 #include "tools/lib/Driver.h"
+#include "tools/lib/Output.h"
 #include "codegen/ArtifactWriter.h"
 #include "codegen/Header.h"
 #include "codegen/KernelGen.h"
@@ -204,13 +205,11 @@ int main(int argc, char **argv) {
 
   if (outputFile == "-") {
     llvm::outs() << text;
-    return 0;
+    return ::pool::finishStdout("poolc");
   }
-  if (llvm::Error e = llvm::writeToOutput(outputFile, [&](llvm::raw_ostream &out) {
-        out << text;
-        return llvm::Error::success();
-      })) {
-    llvm::errs() << outputFile << ": error: " << llvm::toString(std::move(e)) << "\n";
+  poolrt::Status written = poolrt::writeFileAtomically(outputFile, text, "output");
+  if (!written.ok()) {
+    llvm::errs() << "poolc: error: " << written.error().message << "\n";
     return 1;
   }
   return 0;

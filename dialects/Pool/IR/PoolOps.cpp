@@ -9,6 +9,7 @@
 
 #include "dialects/Pool/IR/PoolOps.h"
 
+#include "poolrt/Checked.h"
 #include "poolrt/StateArena.h"
 #include "poolrt/SubPool.h"
 
@@ -35,8 +36,9 @@ static int64_t s64(uint64_t v) { return static_cast<int64_t>(v); }
 
 LogicalResult ModelOp::verify() {
   int64_t bs = s64(getBlockSize()), hbs = s64(getHashBlockSize());
-  if (bs < 1)
-    return emitOpError("block_size must be >= 1, got ") << bs;
+  if (bs < 1 || bs > poolrt::kMaxBlockSize)
+    return emitOpError("block_size must be in 1..")
+           << poolrt::kMaxBlockSize << ", got " << bs;
   if (hbs < 1 || hbs % bs != 0)
     return emitOpError("hash_block_size ")
            << hbs << " must be a positive multiple of block_size " << bs;

@@ -10,6 +10,7 @@
 
 #include "dialects/Pool/Yaml/ModelDecl.h"
 
+#include "poolrt/Checked.h"
 #include "poolrt/StateArena.h"
 
 #include <yaml-cpp/yaml.h>
@@ -241,6 +242,10 @@ public:
     m.params = params;
     m.name = str(root["name"], "name");
     m.blockSize = integer(root["block_size"], "block_size", 1);
+    if (m.blockSize > poolrt::kMaxBlockSize)
+      fail(root["block_size"], "block_size",
+           "expected at most " + std::to_string(poolrt::kMaxBlockSize) +
+               " tokens, got " + std::to_string(m.blockSize));
     m.hashBlockSize = root["hash_block_size"]
                           ? integer(root["hash_block_size"], "hash_block_size", 1)
                           : m.blockSize;

@@ -66,6 +66,15 @@ Result<Artifact> parseArtifact(const void *data, size_t size);
 /// Reads and parses a file. Errors are prefixed with the path.
 Result<Artifact> readArtifactFile(const std::string &path);
 
+/// Writes `bytes` to `path` atomically: a temporary file in the target's
+/// directory, flushed, then renamed over `path`. On failure the temporary
+/// file is removed and an existing file at `path` is untouched. A `path`
+/// that exists and is not a regular file (a device, a FIFO, a symbolic
+/// link, a directory) is refused, never replaced. `what` names the content
+/// in messages ("artifact", "report").
+Status writeFileAtomically(const std::string &path, const std::string &bytes,
+                           const char *what);
+
 /// Validates, serializes and writes atomically: a temporary file in the
 /// target's directory, flushed, then renamed over `path`. On failure the
 /// temporary file is removed and an existing file at `path` is untouched.

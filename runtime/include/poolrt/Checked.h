@@ -16,6 +16,11 @@
 
 namespace poolrt {
 
+/// The largest block (and hash block) size a model may declare: 2^20
+/// tokens. Block ids are int32, so tokens = blocks x block_size stays below
+/// 2^51 and every token count fits 64 bits with room to add.
+constexpr int64_t kMaxBlockSize = int64_t(1) << 20;
+
 inline bool mulOverflows(int64_t a, int64_t b, int64_t &out) {
   return __builtin_mul_overflow(a, b, &out);
 }
