@@ -80,6 +80,17 @@ PYBIND11_MODULE(poolrt, m) {
     return d;
   }, "Read and verify a .poolpack (checksum, version) and summarize it");
 
+  m.def("write_artifact", [](const std::string &path, py::list sections) {
+    Artifact a;
+    for (py::handle item : sections) {
+      auto pair = item.cast<std::pair<std::string, py::bytes>>();
+      a.sections.push_back({pair.first, std::string(pair.second)});
+    }
+    check(writeArtifactFile(path, a));
+  }, py::arg("path"), py::arg("sections"),
+     "Write a .poolpack container of [(name, bytes)] sections atomically "
+     "(checksummed; the contents are not checked: read_artifact does that)");
+
   m.def("hash_block", [](py::object parent, const std::vector<int64_t> &tokens) {
     std::optional<BlockHash> p;
     if (!parent.is_none())
