@@ -15,6 +15,8 @@
 
 #include <yaml-cpp/yaml.h>
 
+#include <cstdio>
+
 #include <cerrno>
 #include <cmath>
 #include <cstdlib>
@@ -96,6 +98,41 @@ public:
     if (n.Scalar().empty())
       fail(n, path, "expected a non-empty string");
     return n.Scalar();
+  }
+
+  /// A plane, field or class name: an identifier of at most 64
+  /// characters ([A-Za-z_][A-Za-z0-9_]*), so it can name a C++ constant in
+  /// the header and a key in every report. YAML reads `42` or a quoted NUL
+  /// as a string; neither is a name.
+  std::string identifier(const YAML::Node &n, const std::string &path) {
+    std::string s = str(n, path);
+    auto isStart = [](char c) {
+      return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_';
+    };
+    auto isRest = [&](char c) { return isStart(c) || (c >= '0' && c <= '9'); };
+    bool ok = s.size() <= 64 && isStart(s[0]);
+    for (char c : s)
+      ok = ok && isRest(c);
+    if (!ok)
+      fail(n, path,
+           "expected a name of letters, digits and '_' that starts with a "
+           "letter or '_' (at most 64 characters), got '" +
+               printable(s) + "'");
+    return s;
+  }
+
+  static std::string printable(const std::string &s) {
+    std::string out;
+    for (unsigned char c : s.substr(0, 64)) {
+      if (c >= 0x20 && c < 0x7f) {
+        out += char(c);
+      } else {
+        char buf[8];
+        std::snprintf(buf, sizeof buf, "\\x%02x", c);
+        out += buf;
+      }
+    }
+    return s.size() > 64 ? out + "..." : out;
   }
 
   int64_t integer(const YAML::Node &n, const std::string &path,
@@ -264,7 +301,7 @@ public:
                       {"name", "row_bytes", "dtype"});
              PlaneDecl d;
              d.loc = locOf(n);
-             d.name = str(n["name"], p + ".name");
+             d.name = identifier(n["name"], p + ".name");
              d.rowBytes = integer(n["row_bytes"], p + ".row_bytes", 1);
              d.dtype = dtype(n["dtype"], p + ".dtype");
              m.planes.push_back(d);
@@ -302,8 +339,8 @@ public:
                       {"name", "class", "layers", "shape", "dtype"});
              FieldDecl d;
              d.loc = locOf(n);
-             d.name = str(n["name"], p + ".name");
-             d.entryClass = str(n["class"], p + ".class");
+             d.name = identifier(n["name"], p + ".name");
+             d.entryClass = identifier(n["class"], p + ".class");
              d.layers = integer(n["layers"], p + ".layers", 0);
              list(n["shape"], p + ".shape",
                   [&](const YAML::Node &dim, const std::string &dp) {
@@ -328,7 +365,7 @@ public:
                     {"name", "pool", "bytes"});
            ClassDecl d;
            d.loc = locOf(n);
-           d.name = str(n["name"], p + ".name");
+           d.name = identifier(n["name"], p + ".name");
            d.pool = str(n["pool"], p + ".pool");
            if (d.pool != "page" && d.pool != "state")
              fail(n["pool"], p + ".pool",
@@ -400,6 +437,9 @@ bool loadModelYaml(const std::string &path,
   try {
     YAML::Node root = YAML::LoadFile(path);
     if (!root || root.IsNull()) {
+      // An empty document (or `~`) has no node to point at: its first
+      // line is where the model should start.
+      error.loc = {1, 1};
       error.message = "the file holds no model (expected a mapping)";
       return false;
     }
