@@ -89,6 +89,12 @@ bool loadModelYaml(const std::string &path,
                    const std::vector<std::pair<std::string, int64_t>> &overrides,
                    ModelDecl &out, YamlError &error);
 
+/// The same for a document held in memory; `name` stands for the file in
+/// messages.
+bool loadModelYamlText(const std::string &text, const std::string &name,
+                       const std::vector<std::pair<std::string, int64_t>> &overrides,
+                       ModelDecl &out, YamlError &error);
+
 /// Evaluate an integer expression (see specs/model-format.md) over `params`.
 /// Returns false with a message on a syntax error, an unknown name, a
 /// division by zero or an overflow.

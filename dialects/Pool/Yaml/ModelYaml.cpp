@@ -16,6 +16,8 @@
 #include <yaml-cpp/yaml.h>
 
 #include <cstdio>
+#include <fstream>
+#include <sstream>
 
 #include <cerrno>
 #include <cmath>
@@ -429,13 +431,67 @@ private:
 
 } // namespace
 
-bool loadModelYaml(const std::string &path,
-                   const std::vector<std::pair<std::string, int64_t>> &overrides,
-                   ModelDecl &out, YamlError &error) {
-  error = YamlError{path, {}, ""};
+namespace {
+
+/// The deepest nesting of flow collections ([...] and {...}) in `text`,
+/// outside quotes and comments, stopping once past `limit`. yaml-cpp
+/// parses recursively; a document nested deeper than any model needs is
+/// refused before it can exhaust the stack.
+int flowDepth(const std::string &text, int limit, SrcLoc &where) {
+  int depth = 0, line = 1, col = 0;
+  char quote = 0;
+  bool comment = false;
+  for (size_t i = 0; i < text.size(); ++i) {
+    char c = text[i];
+    ++col;
+    if (c == '\n') {
+      ++line;
+      col = 0;
+      comment = false;
+      continue;
+    }
+    if (comment)
+      continue;
+    if (quote) {
+      if (c == '\\' && quote == '"')
+        ++i, ++col;
+      else if (c == quote)
+        quote = 0;
+      continue;
+    }
+    if (c == '"' || c == '\'')
+      quote = c;
+    else if (c == '#' && (i == 0 || text[i - 1] == ' ' || text[i - 1] == '\t'))
+      comment = true;
+    else if (c == '[' || c == '{') {
+      if (++depth > limit) {
+        where = {line, col};
+        return depth;
+      }
+    } else if ((c == ']' || c == '}') && depth > 0)
+      --depth;
+  }
+  return depth;
+}
+
+constexpr int kMaxFlowDepth = 64;
+
+} // namespace
+
+bool loadModelYamlText(const std::string &text, const std::string &name,
+                       const std::vector<std::pair<std::string, int64_t>> &overrides,
+                       ModelDecl &out, YamlError &error) {
+  error = YamlError{name, {}, ""};
   std::vector<std::pair<std::string, int64_t>> params;
+  SrcLoc deep;
+  if (flowDepth(text, kMaxFlowDepth, deep) > kMaxFlowDepth) {
+    error.loc = deep;
+    error.message = "malformed YAML: nested deeper than " +
+                    std::to_string(kMaxFlowDepth) + " levels";
+    return false;
+  }
   try {
-    YAML::Node root = YAML::LoadFile(path);
+    YAML::Node root = YAML::Load(text);
     if (!root || root.IsNull()) {
       // An empty document (or `~`) has no node to point at: its first
       // line is where the model should start.
@@ -444,7 +500,7 @@ bool loadModelYaml(const std::string &path,
       return false;
     }
     ModelDecl m;
-    m.file = path;
+    m.file = name;
     Reader reader(params);
     reader.readModel(root, m, overrides);
     out = std::move(m);
@@ -452,8 +508,6 @@ bool loadModelYaml(const std::string &path,
   } catch (const Failure &f) {
     error.loc = f.loc;
     error.message = f.message;
-  } catch (const YAML::BadFile &) {
-    error.message = "cannot open the file";
   } catch (const YAML::Exception &e) {
     if (e.mark.line >= 0)
       error.loc = {e.mark.line + 1, e.mark.column + 1};
@@ -462,6 +516,20 @@ bool loadModelYaml(const std::string &path,
     error.message = std::string("cannot read the model: ") + e.what();
   }
   return false;
+}
+
+bool loadModelYaml(const std::string &path,
+                   const std::vector<std::pair<std::string, int64_t>> &overrides,
+                   ModelDecl &out, YamlError &error) {
+  std::ifstream in(path, std::ios::binary);
+  std::ostringstream text;
+  if (in)
+    text << in.rdbuf();
+  if (!in || in.bad()) {
+    error = YamlError{path, {}, "cannot open the file"};
+    return false;
+  }
+  return loadModelYamlText(text.str(), path, overrides, out, error);
 }
 
 } // namespace pool::yaml
