@@ -3,10 +3,11 @@
 //   pool-kernel-check MODEL.yaml --budget SIZE --max-num-seqs N
 //                     [--items N] [--seed S] [--param K=V]...
 //
-// Compiles the model, lowers its kernels for the host, JIT-compiles them
-// in-process and runs every one on random data against a plain reference
-// written from the solved layout's definitions (slot spans, the rows a
-// window reaches, carried fields, envelopes), not from the kernel
+// Compiles the model, lowers its kernels for the host, loads them into the
+// runtime's host backend (which JIT-compiles them in-process, as it does an
+// artifact's code/host) and runs every one on random data against a plain
+// reference written from the solved layout's definitions (slot spans, the
+// rows a window reaches, carried fields, envelopes), not from the kernel
 // descriptions. The arena is a sparse mapping of the whole allocation
 // (MAP_NORESERVE), so a 150 GiB layout puts its slots past 4 GiB while only
 // the bytes a test touches are ever backed. Destinations start poisoned;
@@ -22,17 +23,14 @@
 #include "tools/lib/Driver.h"
 #include "tools/lib/SizeArg.h"
 
+#include "poolrt/Device.h"
 #include "poolrt/SolvedLayout.h"
 
 #include "mlir/IR/Diagnostics.h"
-#include "llvm/ExecutionEngine/Orc/LLJIT.h"
-#include "llvm/IRReader/IRReader.h"
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/InitLLVM.h"
-#include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/SourceMgr.h"
-#include "llvm/Support/TargetSelect.h"
 #include "llvm/Support/raw_ostream.h"
 
 #include <sys/mman.h>
@@ -65,8 +63,6 @@ static cl::opt<std::string> gpuPlan(
 
 namespace {
 
-using KernelFn = void (*)(void *, void *, void *, int64_t);
-
 struct Span {
   int64_t begin, end; // byte offsets in the arena
 };
@@ -90,8 +86,11 @@ struct SparseArena {
   }
 };
 
-/// The generated kernels, lowered for the host and JIT-compiled in-process
-/// with ORC.
+/// The generated kernels, loaded into the runtime's host backend from the
+/// LLVM IR an artifact's code/host section holds (the same lowering), so
+/// the check runs them the way an engine on the host does. The arena,
+/// staging and ids passed are this tool's host memory, which the host
+/// backend takes as device addresses as they are (poolrt/Device.h).
 class HostKernels {
 public:
   /// Lowers `specs` for the host and loads them; "" or what failed.
@@ -102,34 +101,29 @@ public:
     if (!mlir::pool::lowerKernels(&kctx, specs, "host",
                                   mlir::pool::CodeFormat::Binary, ir, error))
       return error;
-    auto jitOr = llvm::orc::LLJITBuilder().create();
-    if (!jitOr)
-      return llvm::toString(jitOr.takeError());
-    jit = std::move(*jitOr);
-    auto llctx = std::make_unique<llvm::LLVMContext>();
-    llvm::SMDiagnostic diag;
-    auto llmod =
-        llvm::parseIR(llvm::MemoryBufferRef(ir, "pool_kernels"), diag, *llctx);
-    if (!llmod)
-      return "the host IR does not parse: " + diag.getMessage().str();
-    if (auto err = jit->addIRModule(
-            llvm::orc::ThreadSafeModule(std::move(llmod), std::move(llctx))))
-      return llvm::toString(std::move(err));
-    return "";
+    auto dev = poolrt::openDevice("host");
+    if (!dev)
+      return dev.error().message;
+    device = dev.take();
+    poolrt::Artifact code;
+    code.sections.push_back({device->codeSection(), std::move(ir)});
+    poolrt::Status loaded = device->loadKernels(code);
+    return loaded ? "" : loaded.error().message;
   }
 
   /// Runs `kernel` on `n` items; "" or why it did not run.
   std::string run(const std::string &kernel, void *arena, void *staging,
                   const int32_t *ids, int64_t n) const {
-    auto sym = jit->lookup(kernel);
-    if (!sym)
-      return "not in the JIT: " + llvm::toString(sym.takeError());
-    sym->toPtr<KernelFn>()(arena, staging, const_cast<int32_t *>(ids), n);
-    return "";
+    auto addr = [](const void *p) {
+      return poolrt::DevicePtr{reinterpret_cast<uint64_t>(p)};
+    };
+    poolrt::Status ran =
+        device->launch(kernel, addr(arena), addr(staging), addr(ids), n, 0);
+    return ran ? "" : ran.error().message;
   }
 
 private:
-  std::unique_ptr<llvm::orc::LLJIT> jit;
+  std::unique_ptr<poolrt::Device> device;
 };
 
 int failures = 0;
@@ -1261,8 +1255,6 @@ int main(int argc, char **argv) {
   llvm::InitLLVM y(argc, argv);
   cl::ParseCommandLineOptions(argc, argv,
                               "run the host kernels against a reference\n");
-  llvm::InitializeNativeTarget();
-  llvm::InitializeNativeTargetAsmPrinter();
   ::pool::CompileOptions opts;
   if (int rc = compileOptions(opts))
     return rc;
