@@ -3,15 +3,17 @@
 //   pool-kernel-check MODEL.yaml --budget SIZE --max-num-seqs N
 //                     [--items N] [--seed S] [--param K=V]...
 //
-// Compiles the model, lowers its kernels for the host, JIT-compiles them
-// in-process and runs every one on random data against a plain reference
-// written from the layout's definitions (slot spans, the rows a window
-// reaches, carried fields, envelopes), not from the kernel descriptions.
-// The arena is a sparse mapping of the whole allocation (MAP_NORESERVE), so
-// a 150 GiB layout puts its slots past 4 GiB while only the bytes a test
-// touches are ever backed. Destinations start poisoned; after a run the
-// kernel's arena and the reference's must agree on every byte of every
-// source and destination span and of a guard band around each.
+// Compiles the model, lowers its kernels for the host, loads them into the
+// runtime's host backend (which JIT-compiles them in-process, as it does an
+// artifact's code/host) and runs every one on random data against a plain
+// reference written from the solved layout's definitions (slot spans, the
+// rows a window reaches, carried fields, envelopes), not from the kernel
+// descriptions. The arena is a sparse mapping of the whole allocation
+// (MAP_NORESERVE), so a 150 GiB layout puts its slots past 4 GiB while only
+// the bytes a test touches are ever backed. Destinations start poisoned;
+// after a run the kernel's arena and the reference's must agree on every
+// byte of every source and destination span and of a guard band around
+// each.
 //
 //===----------------------------------------------------------------------===//
 
@@ -21,17 +23,14 @@
 #include "tools/lib/Driver.h"
 #include "tools/lib/SizeArg.h"
 
-#include "poolrt/RowSpace.h"
+#include "poolrt/Device.h"
+#include "poolrt/SolvedLayout.h"
 
 #include "mlir/IR/Diagnostics.h"
-#include "llvm/ExecutionEngine/Orc/LLJIT.h"
-#include "llvm/IRReader/IRReader.h"
 #include "llvm/Support/CommandLine.h"
-#include "llvm/Support/InitLLVM.h"
-#include "llvm/Support/MemoryBuffer.h"
-#include "llvm/Support/SourceMgr.h"
-#include "llvm/Support/TargetSelect.h"
 #include "llvm/Support/FormatVariadic.h"
+#include "llvm/Support/InitLLVM.h"
+#include "llvm/Support/SourceMgr.h"
 #include "llvm/Support/raw_ostream.h"
 
 #include <sys/mman.h>
@@ -46,7 +45,7 @@
 
 using namespace mlir;
 namespace cl = llvm::cl;
-namespace json = llvm::json;
+using mlir::pool::KernelSpec;
 
 static cl::opt<std::string> inputFile(cl::Positional, cl::desc("<model.yaml>"),
                                       cl::Required);
@@ -63,8 +62,6 @@ static cl::opt<std::string> gpuPlan(
     cl::value_desc("FILE"));
 
 namespace {
-
-using KernelFn = void (*)(void *, void *, void *, int64_t);
 
 struct Span {
   int64_t begin, end; // byte offsets in the arena
@@ -89,77 +86,132 @@ struct SparseArena {
   }
 };
 
+/// The generated kernels, loaded into the runtime's host backend from the
+/// LLVM IR an artifact's code/host section holds (the same lowering), so
+/// the check runs them the way an engine on the host does. The arena,
+/// staging and ids passed are this tool's host memory, which the host
+/// backend takes as device addresses as they are (poolrt/Device.h).
+class HostKernels {
+public:
+  /// Lowers `specs` for the host and loads them; "" or what failed.
+  std::string load(const std::vector<KernelSpec> &specs) {
+    MLIRContext kctx;
+    ::pool::registerKernelLowering(kctx);
+    std::string ir, error;
+    if (!mlir::pool::lowerKernels(&kctx, specs, "host",
+                                  mlir::pool::CodeFormat::Binary, ir, error))
+      return error;
+    auto dev = poolrt::openDevice("host");
+    if (!dev)
+      return dev.error().message;
+    device = dev.take();
+    poolrt::Artifact code;
+    code.sections.push_back({device->codeSection(), std::move(ir)});
+    poolrt::Status loaded = device->loadKernels(code);
+    return loaded ? "" : loaded.error().message;
+  }
+
+  /// Runs `kernel` on `n` items; "" or why it did not run.
+  std::string run(const std::string &kernel, void *arena, void *staging,
+                  const int32_t *ids, int64_t n) const {
+    auto addr = [](const void *p) {
+      return poolrt::DevicePtr{reinterpret_cast<uint64_t>(p)};
+    };
+    poolrt::Status ran =
+        device->launch(kernel, addr(arena), addr(staging), addr(ids), n, 0);
+    return ran ? "" : ran.error().message;
+  }
+
+private:
+  std::unique_ptr<poolrt::Device> device;
+};
+
 int failures = 0;
 int64_t bytesChecked = 0;
+int roundTrips = 0;
 
 void fail(const std::string &what) {
   llvm::errs() << "FAIL: " << what << "\n";
   ++failures;
 }
 
+/// The solved layout the reference reads, its row space (if any) and the
+/// one allocation picked out.
 struct Layout {
-  const json::Object *report;
-  const json::Object *rs = nullptr; // row space, if any
+  const poolrt::SolvedLayout *solved = nullptr;
+  const poolrt::SolvedRowSpace *rs = nullptr;
   int64_t allocation = 0;
 };
+
+/// Marks, in `mask` (one plane's slot, row-major), the runs of consecutive
+/// carried fields of `plane` in declared order; the padding between two
+/// carried fields rides along.
+void markCarriedFields(const Layout &L, const std::string &plane,
+                       std::vector<char> &mask) {
+  std::vector<const poolrt::SolvedField *> fields;
+  for (const poolrt::SolvedArena &a : L.solved->arenas)
+    for (const poolrt::SolvedField &f : a.fields)
+      if (f.plane && *f.plane == plane)
+        fields.push_back(&f);
+  for (size_t i = 0; i < fields.size(); ++i) {
+    if (!fields[i]->inCheckpoint)
+      continue;
+    size_t j = i;
+    while (j + 1 < fields.size() && fields[j + 1]->inCheckpoint)
+      ++j;
+    std::fill(mask.begin() + fields[i]->offset, mask.begin() + fields[j]->end,
+              1);
+    i = j;
+  }
+}
+
+/// Marks, in `mask`, every window row some (layer, ring position) of some
+/// row class reaches: the rows past the arena rows, layer-interleaved by
+/// the class's ring stride.
+void markWindowRows(const poolrt::SolvedRowSpace &rs, int64_t rowBytes,
+                    std::vector<char> &mask) {
+  for (const poolrt::SolvedRowClass &c : rs.classes) {
+    int64_t layers = int64_t(c.layers.size());
+    int64_t S = c.ringStride;
+    for (int64_t li = 0; li < layers; ++li)
+      for (int64_t q = 0; q < rs.ringSlots; ++q) {
+        int64_t row = rs.arenaRows + c.entryOffset + li * S +
+                      (q / S) * (layers * S) + q % S;
+        std::fill(mask.begin() + row * rowBytes,
+                  mask.begin() + (row + 1) * rowBytes, 1);
+      }
+  }
+}
+
+/// The maximal runs of set bytes of `mask`, in order.
+std::vector<Span> runsOf(const std::vector<char> &mask) {
+  std::vector<Span> spans;
+  for (int64_t b = 0; b < int64_t(mask.size());) {
+    if (!mask[b]) {
+      ++b;
+      continue;
+    }
+    int64_t e = b;
+    while (e < int64_t(mask.size()) && mask[e])
+      ++e;
+    spans.push_back({b, e});
+    b = e;
+  }
+  return spans;
+}
 
 /// Every byte a checkpoint image carries, per plane, in image order: the
 /// runs of consecutive carried fields (padding between them rides along)
 /// and the window rows some (layer, position) reaches. Independent of the
 /// kernel description: recomputed from fields, classes and the ring.
 std::vector<std::vector<Span>> imageSpansOfSlot(const Layout &L) {
-  const json::Object &rs = *L.rs;
-  int64_t arenaRows = *rs.getInteger("arena_rows");
-  int64_t ring = *rs.getInteger("ring_slots");
+  const poolrt::SolvedRowSpace &rs = *L.rs;
   std::vector<std::vector<Span>> out;
-  const json::Array &planes = *rs.getArray("planes");
-  for (size_t p = 0; p < planes.size(); ++p) {
-    const json::Object &plane = *planes[p].getAsObject();
-    std::string name = plane.getString("name")->str();
-    int64_t w = *plane.getInteger("row_bytes");
-    std::vector<char> mask(size_t(*rs.getInteger("slot_rows") * w), 0);
-    // Carried fields of this plane, in declared order, runs merged.
-    std::vector<const json::Object *> fields;
-    for (const json::Value &av : *L.report->getArray("arenas"))
-      for (const json::Value &fv : *av.getAsObject()->getArray("fields")) {
-        const json::Object &f = *fv.getAsObject();
-        if (f.getString("plane") && *f.getString("plane") == name)
-          fields.push_back(&f);
-      }
-    for (size_t i = 0; i < fields.size(); ++i) {
-      if (!*fields[i]->getBoolean("in_checkpoint"))
-        continue;
-      size_t j = i;
-      while (j + 1 < fields.size() && *fields[j + 1]->getBoolean("in_checkpoint"))
-        ++j;
-      std::fill(mask.begin() + *fields[i]->getInteger("offset"),
-                mask.begin() + *fields[j]->getInteger("end"), 1);
-      i = j;
-    }
-    for (const json::Value &cv : *rs.getArray("classes")) {
-      const json::Object &c = *cv.getAsObject();
-      int64_t L_ = int64_t(c.getArray("layers")->size());
-      int64_t S = *c.getInteger("ring_stride");
-      for (int64_t li = 0; li < L_; ++li)
-        for (int64_t q = 0; q < ring; ++q) {
-          int64_t row = arenaRows + *c.getInteger("entry_offset") + li * S +
-                        (q / S) * (L_ * S) + q % S;
-          std::fill(mask.begin() + row * w, mask.begin() + (row + 1) * w, 1);
-        }
-    }
-    std::vector<Span> spans;
-    for (int64_t b = 0; b < int64_t(mask.size());) {
-      if (!mask[b]) {
-        ++b;
-        continue;
-      }
-      int64_t e = b;
-      while (e < int64_t(mask.size()) && mask[e])
-        ++e;
-      spans.push_back({b, e});
-      b = e;
-    }
-    out.push_back(spans);
+  for (const poolrt::SolvedRowPlane &plane : rs.planes) {
+    std::vector<char> mask(size_t(rs.slotRows * plane.rowBytes), 0);
+    markCarriedFields(L, plane.name, mask);
+    markWindowRows(rs, plane.rowBytes, mask);
+    out.push_back(runsOf(mask));
   }
   return out;
 }
@@ -168,21 +220,17 @@ std::vector<std::vector<Span>> imageSpansOfSlot(const Layout &L) {
 struct Reference {
   const Layout &L;
   int64_t slotStart(int64_t slot, size_t plane) const {
-    const json::Object &rs = *L.rs;
-    const json::Object &p = *(*rs.getArray("planes"))[plane].getAsObject();
-    int64_t slotRows = *rs.getInteger("slot_rows");
-    int64_t origin = *rs.getInteger("slot_positions") -
-                     *rs.getInteger("plane_rows") / slotRows;
-    return *p.getInteger("offset") +
-           (slot - origin) * slotRows * *p.getInteger("row_bytes");
+    const poolrt::SolvedRowSpace &rs = *L.rs;
+    const poolrt::SolvedRowPlane &p = rs.planes[plane];
+    int64_t origin = *rs.slotPositions - *rs.planeRows / rs.slotRows;
+    return *p.offset + (slot - origin) * rs.slotRows * p.rowBytes;
   }
   /// A slot's span in every plane (row space).
   std::vector<Span> slotSpans(int64_t slot) const {
     std::vector<Span> s;
-    const json::Array &planes = *L.rs->getArray("planes");
-    for (size_t p = 0; p < planes.size(); ++p) {
+    for (size_t p = 0; p < L.rs->planes.size(); ++p) {
       int64_t b = slotStart(slot, p);
-      s.push_back({b, b + *planes[p].getAsObject()->getInteger("slot_bytes")});
+      s.push_back({b, b + L.rs->planes[p].slotBytes});
     }
     return s;
   }
@@ -193,24 +241,20 @@ struct Reference {
   std::vector<Span> blockSpans(int64_t block) const {
     std::vector<Span> s;
     if (L.rs) {
-      int64_t env = *L.rs->getInteger("envelope_rows");
-      for (const json::Value &pv : *L.rs->getArray("planes")) {
-        const json::Object &p = *pv.getAsObject();
-        int64_t w = *p.getInteger("row_bytes");
-        int64_t b = *p.getInteger("offset") + block * env * w;
-        s.push_back({b, b + env * w});
+      int64_t env = L.rs->envelopeRows;
+      for (const poolrt::SolvedRowPlane &p : L.rs->planes) {
+        int64_t b = *p.offset + block * env * p.rowBytes;
+        s.push_back({b, b + env * p.rowBytes});
       }
     }
-    for (const json::Value &cv : *L.report->getArray("entry_classes")) {
-      const json::Object &c = *cv.getAsObject();
-      if (*c.getString("pool") != "page" || !c.getInteger("region_offset"))
+    for (const poolrt::SolvedClass &c : L.solved->classes) {
+      if (!c.isPage() || !c.regionOffset)
         continue;
-      int64_t per = *c.getInteger("entry_bytes");
+      int64_t per = c.entryBytes;
       if (L.rs)
-        for (const json::Value &pv : *L.rs->getArray("planes"))
-          per -= *L.rs->getInteger("envelope_rows") *
-                 *pv.getAsObject()->getInteger("row_bytes");
-      int64_t b = *c.getInteger("region_offset") + block * per;
+        for (const poolrt::SolvedRowPlane &p : L.rs->planes)
+          per -= L.rs->envelopeRows * p.rowBytes;
+      int64_t b = *c.regionOffset + block * per;
       s.push_back({b, b + per});
     }
     return s;
@@ -230,7 +274,6 @@ struct Reference {
   }
   mutable std::vector<std::vector<Span>> perPlaneImage;
 };
-
 int64_t spanBytes(const std::vector<Span> &spans) {
   int64_t n = 0;
   for (Span s : spans)
@@ -364,8 +407,7 @@ struct UnitGeometry {
 };
 UnitGeometry unitGeometry(const Reference &ref) {
   UnitGeometry g;
-  g.imageBytes =
-      spanBytes(ref.imageSpans(*ref.L.rs->getInteger("slot_positions") - 1));
+  g.imageBytes = spanBytes(ref.imageSpans(*ref.L.rs->slotPositions - 1));
   g.unitBytes = spanBytes(ref.blockSpans(0));
   g.units = g.unitBytes ? (g.imageBytes + g.unitBytes - 1) / g.unitBytes : 0;
   return g;
@@ -373,22 +415,17 @@ UnitGeometry unitGeometry(const Reference &ref) {
 
 /// Whether the row space's slot class keeps copy checkpoints (PAGE units).
 bool copyTransfer(const Layout &L) {
-  for (const json::Value &cv : *L.report->getArray("entry_classes")) {
-    const json::Object &c = *cv.getAsObject();
-    const json::Object *t = c.getObject("transfer");
-    if (*c.getString("name") == *L.rs->getString("slot_class") && t &&
-        t->getString("kind") && *t->getString("kind") == "copy")
+  for (const poolrt::SolvedClass &c : L.solved->classes)
+    if (c.name == L.rs->slotClass && c.transfer &&
+        c.transfer->kind == poolrt::TransferKind::Copy)
       return true;
-  }
   return false;
 }
 
 int64_t pageEntryBytes(const Layout &L) {
-  for (const json::Value &cv : *L.report->getArray("entry_classes")) {
-    const json::Object &c = *cv.getAsObject();
-    if (*c.getString("name") == *L.rs->getString("page_class"))
-      return *c.getInteger("entry_bytes");
-  }
+  for (const poolrt::SolvedClass &c : L.solved->classes)
+    if (c.name == L.rs->pageClass)
+      return c.entryBytes;
   return -1;
 }
 
@@ -427,6 +464,40 @@ std::vector<int32_t> unitTuples(const std::vector<int64_t> &slots,
   return ids;
 }
 
+/// The regions of `units` PAGE units from position `first` of `ids`, in
+/// unit order: where a checkpoint image lies unit-major.
+std::vector<Span> unitRegions(const Reference &ref,
+                              const std::vector<int64_t> &ids, int64_t first,
+                              int64_t units) {
+  std::vector<Span> regions;
+  for (int64_t u = 0; u < units; ++u)
+    regions = concat(regions, ref.blockSpans(ids[size_t(first + u)]));
+  return regions;
+}
+
+/// What every check of one run shares: the reference, the kernels, the
+/// kernels' arena and the reference's, and the random stream.
+struct CheckRun {
+  const Reference &ref;
+  const HostKernels &kernels;
+  SparseArena &karena, &rarena;
+  std::mt19937_64 rng;
+  int64_t maxAddr = 0;
+};
+
+/// Runs `k` on the kernels' arena after tracing it; false (and a failure)
+/// when it could not run.
+bool runKernel(const CheckRun &run, const KernelSpec &k, void *staging,
+               const int32_t *ids, int64_t n) {
+  if (getenv("POOL_KERNEL_CHECK_TRACE"))
+    llvm::errs() << "running " << k.name << " on " << n << " items\n";
+  std::string why = run.kernels.run(k.name, run.karena.base, staging, ids, n);
+  if (why.empty())
+    return true;
+  fail(k.name + ": not run: " + why);
+  return false;
+}
+
 /// Image store / restore against the reference: the image (the slot's
 /// carried spans, in image order) laid unit-major into the units' regions
 /// (image byte b in unit b / unit_bytes at offset b % unit_bytes of its
@@ -434,10 +505,8 @@ std::vector<int32_t> unitTuples(const std::vector<int64_t> &slots,
 /// (every unit region for a store, the whole slot for a restore), so a byte
 /// written outside the image shows; the stray-page check covers the rest of
 /// the arena.
-bool checkUnitKernel(const mlir::pool::KernelSpec &k, KernelFn fn,
-                     const Reference &ref, SparseArena &karena,
-                     SparseArena &rarena, std::mt19937_64 &rng,
-                     int64_t &maxAddr) {
+bool checkUnitKernel(const KernelSpec &k, CheckRun &run) {
+  const Reference &ref = run.ref;
   const Layout &L = ref.L;
   if (!L.rs) {
     fail(k.name + ": a PAGE-unit image kernel in a model without a row space");
@@ -454,66 +523,362 @@ bool checkUnitKernel(const mlir::pool::KernelSpec &k, KernelFn fn,
          std::to_string(g.units));
     return false;
   }
-  int64_t positions = *L.rs->getInteger("slot_positions");
-  int64_t live = *L.rs->getInteger("num_slots");
-  int64_t nb = *L.rs->getInteger("num_blocks");
+  int64_t positions = *L.rs->slotPositions;
+  int64_t live = *L.rs->numSlots;
+  int64_t nb = *L.rs->numBlocks;
   int64_t n = std::min<int64_t>({int64_t(numItems), live, nb / g.units});
   if (n <= 0)
     return false;
   std::set<int64_t> usedSlots, usedUnits;
   std::vector<int64_t> slots = pickDistinct(positions - live, positions, n,
-                                            positions - 1, usedSlots, rng);
+                                            positions - 1, usedSlots, run.rng);
   std::vector<int64_t> units =
-      pickDistinct(0, nb, n * g.units, nb - 1, usedUnits, rng);
+      pickDistinct(0, nb, n * g.units, nb - 1, usedUnits, run.rng);
   std::vector<int32_t> ids = unitTuples(slots, units, g.units);
   bool store = k.kind == "image_store";
   std::vector<std::vector<Span>> image(n), regions(n);
   std::vector<Span> srcs, dsts, slotWhole;
   for (int64_t i = 0; i < n; ++i) {
     image[i] = ref.imageSpans(slots[i]);
-    for (int64_t u = 0; u < g.units; ++u)
-      regions[i] = concat(regions[i], ref.blockSpans(units[i * g.units + u]));
+    regions[i] = unitRegions(ref, units, i * g.units, g.units);
     slotWhole = concat(slotWhole, ref.slotSpans(slots[i]));
     srcs = concat(srcs, store ? image[i] : regions[i]);
     dsts = concat(dsts, store ? regions[i] : ref.slotSpans(slots[i]));
   }
-  prepare(karena, rarena, srcs, dsts, unsigned(rng()));
-  if (getenv("POOL_KERNEL_CHECK_TRACE"))
-    llvm::errs() << "running " << k.name << " on " << n << " items\n";
-  fn(karena.base, nullptr, ids.data(), n);
-  checkNoStray(k.name, karena, concat(srcs, dsts));
+  prepare(run.karena, run.rarena, srcs, dsts, unsigned(run.rng()));
+  std::vector<Span> all = concat(concat(srcs, dsts), slotWhole);
+  if (!runKernel(run, k, nullptr, ids.data(), n)) {
+    release(run.karena, run.rarena, all, L.allocation);
+    return false;
+  }
+  checkNoStray(k.name, run.karena, concat(srcs, dsts));
   for (int64_t i = 0; i < n; ++i) {
     if (store)
-      streamCopy(rarena.base, image[i], regions[i], g.imageBytes);
+      streamCopy(run.rarena.base, image[i], regions[i], g.imageBytes);
     else
-      streamCopy(rarena.base, regions[i], image[i], g.imageBytes);
+      streamCopy(run.rarena.base, regions[i], image[i], g.imageBytes);
   }
-  std::vector<Span> all = concat(concat(srcs, dsts), slotWhole);
   for (Span s : all)
-    maxAddr = std::max(maxAddr, s.end);
-  compare(k.name.c_str(), karena, rarena, all, L.allocation);
-  release(karena, rarena, all, L.allocation);
+    run.maxAddr = std::max(run.maxAddr, s.end);
+  compare(k.name.c_str(), run.karena, run.rarena, all, L.allocation);
+  release(run.karena, run.rarena, all, L.allocation);
   return true;
 }
 
-int roundTrips = 0;
+/// Distinct ids for one launch of `k` (a copy, gather or scatter): live
+/// slots, the top one (farthest from row 0) always among them, or random
+/// blocks, entries and groups. Empty when the kernel has nothing to run on.
+std::vector<int32_t> pickMoveIds(const KernelSpec &k, const Layout &L,
+                                 std::mt19937_64 &rng) {
+  int64_t n = std::min<int64_t>(numItems, k.pairs() ? k.maxId / 2 : k.maxId);
+  if (n <= 0)
+    return {};
+  std::vector<int32_t> ids;
+  std::set<int64_t> used;
+  int64_t lo = 0, hi = k.maxId;
+  bool slots = L.rs && k.entity == "slot";
+  if (slots) {
+    int64_t positions = *L.rs->slotPositions;
+    lo = positions - *L.rs->numSlots;
+    hi = positions;
+  }
+  std::uniform_int_distribution<int64_t> pick(lo, hi - 1);
+  int64_t want = k.pairs() ? 2 * n : n;
+  if (hi - lo < want)
+    want = (hi - lo) / (k.pairs() ? 2 : 1) * (k.pairs() ? 2 : 1);
+  while (int64_t(ids.size()) < want) {
+    int64_t id = pick(rng);
+    if (used.insert(id).second)
+      ids.push_back(int32_t(id));
+  }
+  if (slots && !ids.empty())
+    ids[0] = int32_t(hi - 1);
+  return ids;
+}
+
+/// The class a group or entry kernel moves: the one its name ends with
+/// ("pool_group_copy_<class>"), or nullptr.
+const poolrt::SolvedClass *classOfKernel(const Layout &L, const KernelSpec &k) {
+  const poolrt::SolvedClass *found = nullptr;
+  for (const poolrt::SolvedClass &c : L.solved->classes)
+    if ("_" + c.name == k.name.substr(k.name.rfind('_')))
+      found = &c;
+  return found;
+}
+
+/// `count` consecutive entries of class `c` from entry `entry * count`.
+std::vector<Span> entrySpans(int64_t entry, const poolrt::SolvedClass &c,
+                             int64_t count) {
+  int64_t b = *c.regionOffset + entry * count * c.entryBytes;
+  return {{b, b + count * c.entryBytes}};
+}
+
+/// The checkpoint image of entity `id`: a slot's carried spans in a row
+/// space, else the checkpoint ranges of entry `id` of class `c`'s arena.
+std::vector<Span> imageOf(const Reference &ref, const poolrt::SolvedClass *c,
+                          int64_t id) {
+  if (ref.L.rs)
+    return ref.imageSpans(id);
+  std::vector<Span> out;
+  for (const poolrt::SolvedArena &a : ref.L.solved->arenas) {
+    if (a.className != c->name)
+      continue;
+    int64_t base = *c->regionOffset + id * c->entryBytes;
+    for (const poolrt::ByteRange &r : a.checkpointRanges)
+      out.push_back({base + r.offset, base + r.offset + r.length});
+  }
+  return out;
+}
+
+/// One launch of a copy, gather or scatter kernel: per item, the arena
+/// spans the reference reads and writes, in staging order (what the kind
+/// means, from the layout definitions).
+struct MoveItems {
+  std::vector<std::vector<Span>> src, dst;
+};
+MoveItems referenceItems(const KernelSpec &k, const std::vector<int32_t> &ids,
+                         int64_t n, const Reference &ref,
+                         const poolrt::SolvedClass *cls) {
+  MoveItems m;
+  m.src.resize(size_t(n));
+  m.dst.resize(size_t(n));
+  for (int64_t i = 0; i < n; ++i) {
+    if (k.kind == "slot_copy") {
+      m.src[i] = ref.slotSpans(ids[2 * i]);
+      m.dst[i] = ref.slotSpans(ids[2 * i + 1]);
+    } else if (k.kind == "group_copy") {
+      m.src[i] = entrySpans(ids[2 * i], *cls, cls->entriesPerReq);
+      m.dst[i] = entrySpans(ids[2 * i + 1], *cls, cls->entriesPerReq);
+    } else if (k.kind == "image_gather") {
+      m.src[i] = imageOf(ref, cls, ids[i]);
+    } else if (k.kind == "image_scatter") {
+      m.dst[i] = imageOf(ref, cls, ids[i]);
+    } else if (k.kind == "block_copy") {
+      m.src[i] = ref.blockSpans(ids[2 * i]);
+      m.dst[i] = ref.blockSpans(ids[2 * i + 1]);
+    } else if (k.kind == "block_gather") {
+      m.src[i] = ref.blockSpans(ids[i]);
+    } else if (k.kind == "block_scatter") {
+      m.dst[i] = ref.blockSpans(ids[i]);
+    }
+  }
+  return m;
+}
+
+/// What a copy, gather or scatter does, done by the reference on its own
+/// arena and staging.
+void runReference(const KernelSpec &k, const MoveItems &m, SparseArena &arena,
+                  std::vector<uint8_t> &staging) {
+  int64_t stride = k.stagingStride;
+  for (size_t i = 0; i < m.src.size(); ++i) {
+    if (k.kind == "slot_copy" || k.kind == "group_copy" ||
+        k.kind == "block_copy") {
+      for (size_t s = 0; s < m.src[i].size(); ++s)
+        std::memmove(arena.base + m.dst[i][s].begin,
+                     arena.base + m.src[i][s].begin,
+                     m.src[i][s].end - m.src[i][s].begin);
+    } else if (k.dst == mlir::pool::Space::Staging) {
+      int64_t at = int64_t(i) * stride;
+      for (Span s : m.src[i]) {
+        std::memcpy(staging.data() + at, arena.base + s.begin, s.end - s.begin);
+        at += s.end - s.begin;
+      }
+      if (at != int64_t(i + 1) * stride)
+        fail(k.name + ": the reference image of item " + std::to_string(i) +
+             " has " + std::to_string(at - int64_t(i) * stride) +
+             " bytes, the kernel's staging stride is " +
+             std::to_string(stride));
+    } else {
+      int64_t at = int64_t(i) * stride;
+      for (Span s : m.dst[i]) {
+        std::memcpy(arena.base + s.begin, staging.data() + at, s.end - s.begin);
+        at += s.end - s.begin;
+      }
+    }
+  }
+}
+
+/// A copy, gather or scatter against the reference: the same random
+/// sources and poisoned destinations on both arenas (and staging), the
+/// kernel on one, the reference on the other, then every byte compared.
+bool checkMoveKernel(const KernelSpec &k, CheckRun &run) {
+  const Layout &L = run.ref.L;
+  std::vector<int32_t> ids = pickMoveIds(k, L, run.rng);
+  if (ids.empty())
+    return false;
+  int64_t n = k.pairs() ? int64_t(ids.size()) / 2 : int64_t(ids.size());
+  bool toStaging = k.dst == mlir::pool::Space::Staging;
+  bool fromStaging = k.src == mlir::pool::Space::Staging;
+  std::vector<uint8_t> kstage, rstage;
+  if (toStaging || fromStaging) {
+    kstage.assign(size_t(n * k.stagingStride), 0xA5);
+    rstage.assign(size_t(n * k.stagingStride), 0xA5);
+    if (fromStaging) {
+      fillRandom(kstage.data(), n * k.stagingStride, run.rng);
+      rstage = kstage;
+    }
+  }
+  const poolrt::SolvedClass *cls = classOfKernel(L, k);
+  MoveItems items = referenceItems(k, ids, n, run.ref, cls);
+  std::vector<Span> srcs, dsts;
+  for (int64_t i = 0; i < n; ++i) {
+    for (Span s : items.src[i])
+      srcs.push_back(s), run.maxAddr = std::max(run.maxAddr, s.end);
+    for (Span s : items.dst[i])
+      dsts.push_back(s), run.maxAddr = std::max(run.maxAddr, s.end);
+  }
+  // Scatter destinations: poison the whole entity around the image so a
+  // write outside the image shows up.
+  if (k.kind == "image_scatter")
+    for (int64_t i = 0; i < n; ++i)
+      for (Span s :
+           L.rs ? run.ref.slotSpans(ids[i]) : entrySpans(ids[i], *cls, 1))
+        dsts.push_back(s);
+  prepare(run.karena, run.rarena, srcs, dsts, unsigned(run.rng()));
+  std::vector<Span> all = concat(srcs, dsts);
+  if (!runKernel(run, k, kstage.data(), ids.data(), n)) {
+    release(run.karena, run.rarena, all, L.allocation);
+    return false;
+  }
+  checkNoStray(k.name, run.karena, all);
+  runReference(k, items, run.rarena, rstage);
+  compare(k.name.c_str(), run.karena, run.rarena, all, L.allocation);
+  if (toStaging) {
+    if (kstage != rstage)
+      fail(k.name + ": staging differs from the reference");
+    bytesChecked += int64_t(kstage.size());
+  }
+  release(run.karena, run.rarena, all, L.allocation);
+  return true;
+}
+
+/// A round trip's inputs: source slots `a` (random bytes, saved), poisoned
+/// destination slots `b`, and the units in between (0x5A), every span
+/// touched in `touched`.
+struct RoundTrip {
+  std::vector<int64_t> a, b, units;
+  std::vector<Span> touched;
+  std::vector<std::vector<uint8_t>> savedA; // a's slot spans, in order
+};
+
+RoundTrip prepareRoundTrip(const Reference &ref, SparseArena &arena, int64_t n,
+                           int64_t unitsPer, std::mt19937_64 &rng) {
+  const poolrt::SolvedRowSpace &rs = *ref.L.rs;
+  int64_t positions = *rs.slotPositions, live = *rs.numSlots,
+          nb = *rs.numBlocks;
+  RoundTrip rt;
+  std::set<int64_t> usedSlots, usedUnits;
+  rt.a = pickDistinct(positions - live, positions, n, positions - 1, usedSlots,
+                      rng);
+  rt.b = pickDistinct(positions - live, positions, n, -1, usedSlots, rng);
+  rt.units = pickDistinct(0, nb, n * unitsPer, nb - 1, usedUnits, rng);
+  for (int64_t i = 0; i < n; ++i) {
+    for (Span s : ref.slotSpans(rt.a[i])) {
+      fillRandom(arena.base + s.begin, s.end - s.begin, rng);
+      rt.savedA.emplace_back(arena.base + s.begin, arena.base + s.end);
+      rt.touched.push_back(s);
+    }
+    for (Span s : ref.slotSpans(rt.b[i])) {
+      std::memset(arena.base + s.begin, 0xA5, s.end - s.begin);
+      rt.touched.push_back(s);
+    }
+    for (Span s : unitRegions(ref, rt.units, i * unitsPer, unitsPer)) {
+      std::memset(arena.base + s.begin, 0x5A, s.end - s.begin);
+      rt.touched.push_back(s);
+    }
+  }
+  return rt;
+}
+
+std::vector<uint8_t> bytesOf(const SparseArena &arena,
+                             const std::vector<Span> &spans) {
+  std::vector<uint8_t> out;
+  for (Span s : spans)
+    out.insert(out.end(), arena.base + s.begin, arena.base + s.end);
+  return out;
+}
+
+/// Whether slot `slot` outside its image still holds the poison (0xA5)
+/// everywhere; a failure names the first byte that does not.
+bool poisonKept(const Reference &ref, const SparseArena &arena, int64_t slot,
+                const std::string &item) {
+  bool ok = true;
+  // Blank the image out of a copy of the slot: every byte left must be
+  // poison.
+  for (Span s : ref.slotSpans(slot)) {
+    std::vector<uint8_t> rest(arena.base + s.begin, arena.base + s.end);
+    for (Span m : ref.imageSpans(slot))
+      if (m.begin >= s.begin && m.end <= s.end)
+        std::memset(rest.data() + (m.begin - s.begin), 0xA5, m.end - m.begin);
+    auto bad = std::find_if(rest.begin(), rest.end(),
+                            [](uint8_t v) { return v != 0xA5; });
+    if (bad != rest.end()) {
+      fail(item + "the restore wrote slot byte " +
+           std::to_string(s.begin + (bad - rest.begin())) +
+           " outside the image");
+      ok = false;
+    }
+    bytesChecked += s.end - s.begin;
+  }
+  return ok;
+}
+
+/// Checks item `i` of a round trip after store and restore; `saved` walks
+/// rt.savedA. False (with failures) if any check failed.
+bool roundTripItemOk(const Reference &ref, const SparseArena &arena,
+                     const RoundTrip &rt, int64_t i, int64_t unitsPer,
+                     size_t &saved) {
+  std::string item = "round trip item " + std::to_string(i) + " (slot " +
+                     std::to_string(rt.a[i]) + " -> slot " +
+                     std::to_string(rt.b[i]) + "): ";
+  bool ok = true;
+  std::vector<uint8_t> kept = bytesOf(arena, ref.imageSpans(rt.a[i]));
+  std::vector<uint8_t> resumed = bytesOf(arena, ref.imageSpans(rt.b[i]));
+  if (kept != resumed) {
+    fail(item + "the restored image differs from the stored one");
+    ok = false;
+  }
+  ok = poisonKept(ref, arena, rt.b[i], item) && ok;
+  for (Span s : ref.slotSpans(rt.a[i])) {
+    if (std::memcmp(arena.base + s.begin, rt.savedA[saved].data(),
+                    rt.savedA[saved].size()) != 0) {
+      fail(item + "the store changed its source slot");
+      ok = false;
+    }
+    bytesChecked += s.end - s.begin;
+    ++saved;
+  }
+  std::vector<uint8_t> unitBytes =
+      bytesOf(arena, unitRegions(ref, rt.units, i * unitsPer, unitsPer));
+  if (!std::equal(kept.begin(), kept.end(), unitBytes.begin()))
+    fail(item + "the units do not hold the image unit-major"), ok = false;
+  if (!std::all_of(unitBytes.begin() + int64_t(kept.size()), unitBytes.end(),
+                   [](uint8_t v) { return v == 0x5A; }))
+    fail(item + "the store wrote past the image in its last unit"), ok = false;
+  bytesChecked += int64_t(kept.size() + resumed.size() + unitBytes.size());
+  return ok;
+}
+
+/// The kernel of kind `kind`, or nullptr.
+const KernelSpec *kernelOfKind(const std::vector<KernelSpec> &specs,
+                               const std::string &kind) {
+  for (const KernelSpec &k : specs)
+    if (k.kind == kind)
+      return &k;
+  return nullptr;
+}
 
 /// A copy checkpoint kept and resumed with the generated kernels alone:
 /// store slots A into their units, restore the units into other, poisoned
 /// slots B. B's image must equal A's byte for byte, B must keep its poison
 /// outside the image, A and the units' bytes past the image must be
 /// untouched, and no other page of the arena may be reached.
-void checkImageRoundTrip(const std::vector<mlir::pool::KernelSpec> &specs,
-                         llvm::orc::LLJIT &jit, const Reference &ref,
-                         SparseArena &arena) {
+void checkImageRoundTrip(const std::vector<KernelSpec> &specs,
+                         const CheckRun &run) {
+  const Reference &ref = run.ref;
   const Layout &L = ref.L;
-  const mlir::pool::KernelSpec *store = nullptr, *restore = nullptr;
-  for (const auto &k : specs) {
-    if (k.kind == "image_store")
-      store = &k;
-    if (k.kind == "image_restore")
-      restore = &k;
-  }
+  const KernelSpec *store = kernelOfKind(specs, "image_store");
+  const KernelSpec *restore = kernelOfKind(specs, "image_restore");
   if (!copyTransfer(L)) {
     if (store || restore)
       fail("PAGE-unit image kernels in a model whose checkpoints are not "
@@ -525,128 +890,74 @@ void checkImageRoundTrip(const std::vector<mlir::pool::KernelSpec> &specs,
          "pool_image_restore");
     return;
   }
-  auto storeSym = jit.lookup(store->name),
-       restoreSym = jit.lookup(restore->name);
-  if (!storeSym || !restoreSym) {
-    fail("the image store/restore kernels are not in the JIT");
-    if (!storeSym)
-      llvm::consumeError(storeSym.takeError());
-    if (!restoreSym)
-      llvm::consumeError(restoreSym.takeError());
-    return;
-  }
   UnitGeometry g = unitGeometry(ref);
   if (store->idsPerItem() != 1 + g.units)
     return; // reported by checkUnitKernel
-  int64_t positions = *L.rs->getInteger("slot_positions");
-  int64_t live = *L.rs->getInteger("num_slots");
-  int64_t nb = *L.rs->getInteger("num_blocks");
-  int64_t n = std::min<int64_t>({int64_t(numItems), live / 2, nb / g.units});
+  int64_t n = std::min<int64_t>(
+      {int64_t(numItems), *L.rs->numSlots / 2, *L.rs->numBlocks / g.units});
   if (n <= 0)
     return;
   std::mt19937_64 rng(seed + 101);
-  std::set<int64_t> usedSlots, usedUnits;
-  std::vector<int64_t> a = pickDistinct(positions - live, positions, n,
-                                        positions - 1, usedSlots, rng);
-  std::vector<int64_t> b =
-      pickDistinct(positions - live, positions, n, -1, usedSlots, rng);
-  std::vector<int64_t> units =
-      pickDistinct(0, nb, n * g.units, nb - 1, usedUnits, rng);
-  std::vector<Span> touched;
-  std::vector<std::vector<uint8_t>> savedA;
-  for (int64_t i = 0; i < n; ++i) {
-    for (Span s : ref.slotSpans(a[i])) {
-      fillRandom(arena.base + s.begin, s.end - s.begin, rng);
-      savedA.emplace_back(arena.base + s.begin, arena.base + s.end);
-      touched.push_back(s);
-    }
-    for (Span s : ref.slotSpans(b[i])) {
-      std::memset(arena.base + s.begin, 0xA5, s.end - s.begin);
-      touched.push_back(s);
-    }
-    for (int64_t u = 0; u < g.units; ++u)
-      for (Span s : ref.blockSpans(units[i * g.units + u])) {
-        std::memset(arena.base + s.begin, 0x5A, s.end - s.begin);
-        touched.push_back(s);
-      }
-  }
-  std::vector<int32_t> storeIds = unitTuples(a, units, g.units);
-  std::vector<int32_t> restoreIds = unitTuples(b, units, g.units);
-  storeSym->toPtr<KernelFn>()(arena.base, nullptr, storeIds.data(), n);
-  restoreSym->toPtr<KernelFn>()(arena.base, nullptr, restoreIds.data(), n);
-  checkNoStray("image store -> restore", arena, touched);
-
-  auto bytesOf = [&](const std::vector<Span> &spans) {
-    std::vector<uint8_t> out;
-    for (Span s : spans)
-      out.insert(out.end(), arena.base + s.begin, arena.base + s.end);
-    return out;
-  };
-  bool ok = true;
+  SparseArena &arena = run.karena;
+  RoundTrip rt = prepareRoundTrip(ref, arena, n, g.units, rng);
+  std::vector<int32_t> storeIds = unitTuples(rt.a, rt.units, g.units);
+  std::vector<int32_t> restoreIds = unitTuples(rt.b, rt.units, g.units);
+  std::string why =
+      run.kernels.run(store->name, arena.base, nullptr, storeIds.data(), n);
+  if (why.empty())
+    why = run.kernels.run(restore->name, arena.base, nullptr, restoreIds.data(),
+                          n);
+  bool ok = why.empty();
+  if (!ok)
+    fail("the image store/restore kernels did not run: " + why);
+  else
+    checkNoStray("image store -> restore", arena, rt.touched);
   size_t saved = 0;
-  for (int64_t i = 0; i < n && ok; ++i) {
-    std::string item = "round trip item " + std::to_string(i) + " (slot " +
-                       std::to_string(a[i]) + " -> slot " +
-                       std::to_string(b[i]) + "): ";
-    std::vector<uint8_t> kept = bytesOf(ref.imageSpans(a[i]));
-    std::vector<uint8_t> resumed = bytesOf(ref.imageSpans(b[i]));
-    if (kept != resumed) {
-      fail(item + "the restored image differs from the stored one");
-      ok = false;
-    }
-    // B outside its image keeps the poison: blank the image out of a copy
-    // of the slot, and every byte left must be poison.
-    for (Span s : ref.slotSpans(b[i])) {
-      std::vector<uint8_t> rest(arena.base + s.begin, arena.base + s.end);
-      for (Span m : ref.imageSpans(b[i]))
-        if (m.begin >= s.begin && m.end <= s.end)
-          std::memset(rest.data() + (m.begin - s.begin), 0xA5, m.end - m.begin);
-      auto bad = std::find_if(rest.begin(), rest.end(),
-                              [](uint8_t v) { return v != 0xA5; });
-      if (bad != rest.end()) {
-        fail(item + "the restore wrote slot byte " +
-             std::to_string(s.begin + (bad - rest.begin())) +
-             " outside the image");
-        ok = false;
-      }
-      bytesChecked += s.end - s.begin;
-    }
-    for (Span s : ref.slotSpans(a[i])) {
-      if (std::memcmp(arena.base + s.begin, savedA[saved].data(),
-                      savedA[saved].size()) != 0) {
-        fail(item + "the store changed its source slot");
-        ok = false;
-      }
-      bytesChecked += s.end - s.begin;
-      ++saved;
-    }
-    std::vector<Span> regions;
-    for (int64_t u = 0; u < g.units; ++u)
-      regions = concat(regions, ref.blockSpans(units[i * g.units + u]));
-    std::vector<uint8_t> unitBytes = bytesOf(regions);
-    if (!std::equal(kept.begin(), kept.end(), unitBytes.begin()))
-      fail(item + "the units do not hold the image unit-major"), ok = false;
-    if (!std::all_of(unitBytes.begin() + int64_t(kept.size()), unitBytes.end(),
-                     [](uint8_t v) { return v == 0x5A; }))
-      fail(item + "the store wrote past the image in its last unit"),
-          ok = false;
-    bytesChecked += int64_t(kept.size() + resumed.size() + unitBytes.size());
-  }
+  for (int64_t i = 0; i < n && ok; ++i)
+    ok = roundTripItemOk(ref, arena, rt, i, g.units, saved);
   if (ok)
     roundTrips += int(n);
-  for (Span s : touched) {
+  for (Span s : rt.touched) {
     int64_t b0 = s.begin / 4096 * 4096;
     madvise(arena.base + b0, s.end - b0, MADV_DONTNEED);
   }
 }
 
-} // namespace
+/// Runs every kernel against the reference on two sparse arenas of the
+/// whole allocation, then the checkpoint round trip, and prints the
+/// summary line; the exit status.
+int checkKernels(const Layout &L, const std::vector<KernelSpec> &specs,
+                 const HostKernels &kernels) {
+  SparseArena karena(L.allocation), rarena(L.allocation);
+  if (!karena.base || !rarena.base) {
+    llvm::errs() << "pool-kernel-check: cannot reserve " << L.allocation
+                 << " bytes of address space\n";
+    return 1;
+  }
+  Reference ref{L};
+  CheckRun run{ref, kernels, karena, rarena, std::mt19937_64(seed)};
+  int kernelsRun = 0;
+  for (const KernelSpec &k : specs) {
+    bool unit = k.kind == "image_store" || k.kind == "image_restore";
+    if (unit ? checkUnitKernel(k, run) : checkMoveKernel(k, run))
+      ++kernelsRun;
+  }
+  if (L.rs)
+    checkImageRoundTrip(specs, run);
+  llvm::outs() << llvm::formatv(
+      "{0}: {1} kernels run on the host against the reference, {2} "
+      "checkpoint store -> restore round trips, {3} bytes compared, highest "
+      "arena byte touched {4} ({5} GiB into a {6}-byte allocation): {7}\n",
+      L.solved->model, kernelsRun, roundTrips, bytesChecked, run.maxAddr,
+      run.maxAddr >> 30, L.allocation, failures ? "FAILED" : "ok");
+  return failures ? 1 : 0;
+}
 
-namespace {
 /// The fill both sides use: 8-byte words from splitmix64 of the word's
 /// offset in its space, so the device fills exactly what the host filled.
 uint64_t patternWord(uint64_t offset, uint64_t space) {
-  uint64_t z = (offset >> 3) + space * 0x9E3779B97F4A7C15ull + 0x632BE59BD9B4E019ull;
+  uint64_t z =
+      (offset >> 3) + space * 0x9E3779B97F4A7C15ull + 0x632BE59BD9B4E019ull;
   z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
   z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
   return z ^ (z >> 31);
@@ -660,48 +971,41 @@ void fillPattern(uint8_t *base, int64_t off, int64_t len, uint64_t space) {
 
 struct GpuCase {
   std::string name;
-  const mlir::pool::KernelSpec *k;
+  const KernelSpec *k;
   std::vector<int32_t> ids;
   int64_t items;
 };
 
-int writeGpuPlan(const std::string &path, const Layout &L,
-                 const std::vector<mlir::pool::KernelSpec> &specs,
-                 llvm::orc::LLJIT &jit) {
-  auto find = [&](const std::string &kind) -> const mlir::pool::KernelSpec * {
-    for (const auto &k : specs)
-      if (k.kind == kind)
-        return &k;
-    return nullptr;
-  };
-  if (!L.rs) {
-    llvm::errs() << "pool-kernel-check: --gpu-plan needs a row-space model\n";
-    return 2;
+/// Slot copies (one pair: the top slot onto the lowest live one; 256 pairs:
+/// the live slots onto 256 other positions of the plane) and 256-slot image
+/// gathers and scatters.
+void addSlotCases(std::vector<GpuCase> &cases, int64_t positions,
+                  const std::vector<KernelSpec> &specs) {
+  const KernelSpec *slotCopy = kernelOfKind(specs, "slot_copy");
+  cases.push_back({"slot_copy_x1",
+                   slotCopy,
+                   {int32_t(positions - 1), int32_t(positions - 256)},
+                   1});
+  GpuCase c{"slot_copy_x256", slotCopy, {}, 256};
+  for (int64_t i = 0; i < 256; ++i) {
+    c.ids.push_back(int32_t(positions - 1 - i));
+    c.ids.push_back(int32_t(positions - 257 - i));
   }
-  int64_t positions = *L.rs->getInteger("slot_positions");
-  int64_t nb = *L.rs->getInteger("num_blocks");
-  std::vector<GpuCase> cases;
-  auto slotCopy = find("slot_copy");
-  // One pair: the top slot onto the lowest live one.
-  cases.push_back({"slot_copy_x1", slotCopy,
-                   {int32_t(positions - 1), int32_t(positions - 256)}, 1});
-  // 256 pairs: the live slots onto 256 other positions of the plane.
-  {
-    GpuCase c{"slot_copy_x256", slotCopy, {}, 256};
-    for (int64_t i = 0; i < 256; ++i) {
-      c.ids.push_back(int32_t(positions - 1 - i));
-      c.ids.push_back(int32_t(positions - 257 - i));
-    }
-    cases.push_back(c);
-  }
+  cases.push_back(c);
   for (const char *kind : {"image_gather", "image_scatter"}) {
-    GpuCase c{std::string(kind) + "_x256", find(kind), {}, 256};
+    GpuCase c{std::string(kind) + "_x256", kernelOfKind(specs, kind), {}, 256};
     for (int64_t i = 0; i < 256; ++i)
       c.ids.push_back(int32_t(positions - 1 - i));
     cases.push_back(c);
   }
+}
+
+/// Block gathers and scatters of 64 blocks spread over the range, and 64
+/// relocations from the top of the block range downwards.
+void addBlockCases(std::vector<GpuCase> &cases, int64_t nb,
+                   const std::vector<KernelSpec> &specs) {
   for (const char *kind : {"block_gather", "block_scatter"}) {
-    GpuCase c{std::string(kind) + "_x64", find(kind), {}, 64};
+    GpuCase c{std::string(kind) + "_x64", kernelOfKind(specs, kind), {}, 64};
     for (int64_t i = 0; i < 64; ++i)
       c.ids.push_back(int32_t((i * 2654435761ll) % nb)); // spread, distinct
     std::sort(c.ids.begin(), c.ids.end());
@@ -709,9 +1013,7 @@ int writeGpuPlan(const std::string &path, const Layout &L,
     c.items = int64_t(c.ids.size());
     cases.push_back(c);
   }
-
-  // 64 pairs: relocations from the top of the block range downwards.
-  if (const auto *blockCopy = find("block_copy")) {
+  if (const KernelSpec *blockCopy = kernelOfKind(specs, "block_copy")) {
     GpuCase c{"block_copy_x64", blockCopy, {}, 64};
     for (int64_t i = 0; i < 64; ++i) {
       c.ids.push_back(int32_t(nb - 1 - i));
@@ -719,11 +1021,14 @@ int writeGpuPlan(const std::string &path, const Layout &L,
     }
     cases.push_back(c);
   }
+}
 
-  // 64 checkpoints kept and resumed through PAGE units: the live slots and
-  // 64 x units_per_checkpoint distinct blocks spread over the whole range.
+/// 64 checkpoints kept and resumed through PAGE units: the live slots and
+/// 64 x units_per_checkpoint distinct blocks spread over the whole range.
+void addUnitCases(std::vector<GpuCase> &cases, int64_t positions, int64_t nb,
+                  const std::vector<KernelSpec> &specs) {
   for (const char *kind : {"image_store", "image_restore"}) {
-    const mlir::pool::KernelSpec *k = find(kind);
+    const KernelSpec *k = kernelOfKind(specs, kind);
     if (!k)
       continue;
     int64_t units = k->idsPerItem() - 1;
@@ -740,6 +1045,146 @@ int writeGpuPlan(const std::string &path, const Layout &L,
     }
     cases.push_back(c);
   }
+}
+
+/// The arena spans case `c` reads (`src`) and writes (`dst`). The kernel
+/// segments give them (the device must fill and hash exactly what the host
+/// lowering touched); an image store or restore is checked over its whole
+/// destinations (every unit region, every slot span, from the reference):
+/// poisoned before, hashed after, so the device may write nothing there but
+/// the image.
+void gpuCaseSpans(const GpuCase &c, const Reference &ref,
+                  std::vector<Span> &src, std::vector<Span> &dst) {
+  const KernelSpec &k = *c.k;
+  int per = k.idsPerItem();
+  auto idOf = [&](int64_t i, const mlir::pool::CopySegment &s,
+                  bool isSrc) -> int64_t {
+    int index = mlir::pool::idIndex(k, s, isSrc);
+    return index < 0 ? i : c.ids[size_t(i * per + index)];
+  };
+  for (int64_t i = 0; i < c.items; ++i)
+    for (const auto &s : k.segments) {
+      if (k.src == mlir::pool::Space::Arena) {
+        int64_t b = idOf(i, s, true) * s.srcStride + s.srcOff;
+        src.push_back({b, b + s.bytes});
+      }
+      if (k.dst == mlir::pool::Space::Arena) {
+        int64_t b = idOf(i, s, false) * s.dstStride + s.dstOff;
+        dst.push_back({b, b + s.bytes});
+      }
+    }
+  if (k.kind != "image_store" && k.kind != "image_restore")
+    return;
+  dst.clear();
+  for (int64_t i = 0; i < c.items; ++i) {
+    if (k.kind == "image_restore") {
+      dst = concat(dst, ref.slotSpans(c.ids[size_t(i * per)]));
+      continue;
+    }
+    for (int u = 1; u < per; ++u)
+      dst = concat(dst, ref.blockSpans(c.ids[size_t(i * per + u)]));
+  }
+}
+
+/// XXH64 of what the kernel wrote: staging, or the destination spans.
+uint64_t outputHash(const KernelSpec &k, const SparseArena &arena,
+                    const std::vector<uint8_t> &staging,
+                    const std::vector<Span> &dst) {
+  XXH64_state_t *st = XXH64_createState();
+  XXH64_reset(st, 0);
+  if (k.dst == mlir::pool::Space::Staging)
+    XXH64_update(st, staging.data(), staging.size());
+  else
+    for (Span s : dst)
+      XXH64_update(st, arena.base + s.begin, s.end - s.begin);
+  uint64_t h = XXH64_digest(st);
+  XXH64_freeState(st);
+  return h;
+}
+
+/// One case of the plan file: what to launch, fill, poison and hash, and
+/// the hash to expect.
+void writeGpuCaseEntry(std::ofstream &out, const GpuCase &c,
+                       const std::vector<Span> &src,
+                       const std::vector<Span> &dst, const char *hex) {
+  const KernelSpec &k = *c.k;
+  int64_t n = c.items;
+  int64_t stagingBytes = k.stagingStride * n;
+  out << "case " << c.name << " " << k.name << " items " << n << " staging "
+      << stagingBytes << " moved " << k.itemBytes * n << " ids_per_item "
+      << k.idsPerItem() << "\n";
+  out << "ids";
+  for (int32_t id : c.ids)
+    out << " " << id;
+  out << "\n";
+  for (Span s : src)
+    out << "fill " << s.begin << " " << s.end - s.begin << "\n";
+  if (k.src == mlir::pool::Space::Staging)
+    out << "fill_staging 0 " << stagingBytes << "\n";
+  for (Span s : dst)
+    out << "poison " << s.begin << " " << s.end - s.begin << "\n";
+  if (k.dst == mlir::pool::Space::Staging)
+    out << "hash_staging 0 " << stagingBytes << "\n";
+  else
+    for (Span s : dst)
+      out << "hash " << s.begin << " " << s.end - s.begin << "\n";
+  out << "expect " << hex << "\nend\n";
+}
+
+/// Runs case `c` on the host and writes its plan entry; "" or why not.
+std::string writeGpuCase(std::ofstream &out, const GpuCase &c,
+                         const Reference &ref, SparseArena &arena,
+                         const HostKernels &kernels) {
+  const KernelSpec &k = *c.k;
+  int64_t n = c.items;
+  if (int64_t(c.ids.size()) != n * k.idsPerItem())
+    return "pool-kernel-check: case " + c.name + " has " +
+           std::to_string(c.ids.size()) + " ids for " + std::to_string(n) +
+           " items of " + std::to_string(k.idsPerItem());
+  std::vector<Span> src, dst;
+  gpuCaseSpans(c, ref, src, dst);
+  int64_t stagingBytes = k.stagingStride * n;
+  std::vector<uint8_t> staging(size_t(stagingBytes), 0xA5);
+  for (Span s : dst)
+    std::memset(arena.base + s.begin, 0xA5, s.end - s.begin);
+  for (Span s : src)
+    fillPattern(arena.base, s.begin, s.end - s.begin, 1);
+  if (k.src == mlir::pool::Space::Staging)
+    fillPattern(staging.data(), 0, stagingBytes, 2);
+  std::string why =
+      kernels.run(k.name, arena.base, staging.data(), c.ids.data(), n);
+  if (!why.empty())
+    return "pool-kernel-check: case " + c.name + ": " + why;
+  char hex[32];
+  std::snprintf(hex, sizeof hex, "%016llx",
+                (unsigned long long)outputHash(k, arena, staging, dst));
+  writeGpuCaseEntry(out, c, src, dst, hex);
+  // Give the pages back before the next case.
+  for (const std::vector<Span> *spans : {&src, &dst})
+    for (Span s : *spans)
+      madvise(arena.base + (s.begin & ~int64_t(4095)),
+              s.end - (s.begin & ~int64_t(4095)), MADV_DONTNEED);
+  llvm::outs() << "plan: " << c.name << " (" << k.name << ", " << n
+               << " items, " << k.itemBytes * n << " bytes) expects " << hex
+               << "\n";
+  return "";
+}
+
+/// The GPU test plan (bench/gpu/run.sh, gpu_check.cpp): fixed cases, their
+/// inputs, and the XXH64 the host lowering produced for them.
+int writeGpuPlan(const std::string &path, const Layout &L,
+                 const std::vector<KernelSpec> &specs,
+                 const HostKernels &kernels) {
+  if (!L.rs) {
+    llvm::errs() << "pool-kernel-check: --gpu-plan needs a row-space model\n";
+    return 2;
+  }
+  int64_t positions = *L.rs->slotPositions;
+  int64_t nb = *L.rs->numBlocks;
+  std::vector<GpuCase> cases;
+  addSlotCases(cases, positions, specs);
+  addBlockCases(cases, nb, specs);
+  addUnitCases(cases, positions, nb, specs);
 
   std::ofstream out(path);
   out << "arena_bytes " << L.allocation << "\n";
@@ -748,126 +1193,26 @@ int writeGpuPlan(const std::string &path, const Layout &L,
     llvm::errs() << "pool-kernel-check: cannot reserve the arena\n";
     return 1;
   }
+  Reference ref{L};
   for (const GpuCase &c : cases) {
-    const mlir::pool::KernelSpec &k = *c.k;
-    int64_t n = c.items;
-    if (int64_t(c.ids.size()) != n * k.idsPerItem()) {
-      llvm::errs() << "pool-kernel-check: case " << c.name << " has "
-                   << c.ids.size() << " ids for " << n << " items of "
-                   << k.idsPerItem() << "\n";
+    std::string why = writeGpuCase(out, c, ref, arena, kernels);
+    if (!why.empty()) {
+      llvm::errs() << why << "\n";
       return 1;
     }
-    auto idOf = [&](int64_t i, const mlir::pool::CopySegment &s,
-                    bool src) -> int64_t {
-      int index = mlir::pool::idIndex(k, s, src);
-      return index < 0 ? i : c.ids[size_t(i * k.idsPerItem() + index)];
-    };
-    std::vector<Span> srcArena, dstArena;
-    for (int64_t i = 0; i < n; ++i)
-      for (const auto &s : k.segments) {
-        if (k.src == mlir::pool::Space::Arena) {
-          int64_t b = idOf(i, s, true) * s.srcStride + s.srcOff;
-          srcArena.push_back({b, b + s.bytes});
-        }
-        if (k.dst == mlir::pool::Space::Arena) {
-          int64_t b = idOf(i, s, false) * s.dstStride + s.dstOff;
-          dstArena.push_back({b, b + s.bytes});
-        }
-      }
-    // An image store or restore is checked over its whole destinations
-    // (every unit region, every slot span): poisoned before, hashed after,
-    // so the device may write nothing there but the image.
-    if (k.kind == "image_store" || k.kind == "image_restore") {
-      Reference ref{L};
-      dstArena.clear();
-      for (int64_t i = 0; i < n; ++i) {
-        if (k.kind == "image_restore") {
-          dstArena = concat(dstArena,
-                            ref.slotSpans(c.ids[size_t(i * k.idsPerItem())]));
-          continue;
-        }
-        for (int u = 1; u < k.idsPerItem(); ++u)
-          dstArena = concat(
-              dstArena, ref.blockSpans(c.ids[size_t(i * k.idsPerItem() + u)]));
-      }
-    }
-    int64_t stagingBytes = k.stagingStride * n;
-    std::vector<uint8_t> staging(size_t(stagingBytes), 0xA5);
-    for (Span s : dstArena)
-      std::memset(arena.base + s.begin, 0xA5, s.end - s.begin);
-    for (Span s : srcArena)
-      fillPattern(arena.base, s.begin, s.end - s.begin, 1);
-    if (k.src == mlir::pool::Space::Staging)
-      fillPattern(staging.data(), 0, stagingBytes, 2);
-    auto sym = jit.lookup(k.name);
-    if (!sym) {
-      llvm::errs() << llvm::toString(sym.takeError()) << "\n";
-      return 1;
-    }
-    sym->toPtr<KernelFn>()(arena.base, staging.data(),
-                           const_cast<int32_t *>(c.ids.data()), n);
-    XXH64_state_t *st = XXH64_createState();
-    XXH64_reset(st, 0);
-    if (k.dst == mlir::pool::Space::Staging)
-      XXH64_update(st, staging.data(), staging.size());
-    else
-      for (Span s : dstArena)
-        XXH64_update(st, arena.base + s.begin, s.end - s.begin);
-    uint64_t h = XXH64_digest(st);
-    XXH64_freeState(st);
-    out << "case " << c.name << " " << k.name << " items " << n << " staging "
-        << stagingBytes << " moved " << k.itemBytes * n << " ids_per_item "
-        << k.idsPerItem() << "\n";
-    out << "ids";
-    for (int32_t id : c.ids)
-      out << " " << id;
-    out << "\n";
-    for (Span s : srcArena)
-      out << "fill " << s.begin << " " << s.end - s.begin << "\n";
-    if (k.src == mlir::pool::Space::Staging)
-      out << "fill_staging 0 " << stagingBytes << "\n";
-    for (Span s : dstArena)
-      out << "poison " << s.begin << " " << s.end - s.begin << "\n";
-    if (k.dst == mlir::pool::Space::Staging)
-      out << "hash_staging 0 " << stagingBytes << "\n";
-    else
-      for (Span s : dstArena)
-        out << "hash " << s.begin << " " << s.end - s.begin << "\n";
-    char hex[32];
-    std::snprintf(hex, sizeof hex, "%016llx", (unsigned long long)h);
-    out << "expect " << hex << "\nend\n";
-    // Give the pages back before the next case.
-    for (Span s : srcArena)
-      madvise(arena.base + (s.begin & ~int64_t(4095)),
-              s.end - (s.begin & ~int64_t(4095)), MADV_DONTNEED);
-    for (Span s : dstArena)
-      madvise(arena.base + (s.begin & ~int64_t(4095)),
-              s.end - (s.begin & ~int64_t(4095)), MADV_DONTNEED);
-    llvm::outs() << "plan: " << c.name << " (" << k.name << ", " << n
-                 << " items, " << k.itemBytes * n << " bytes) expects "
-                 << hex << "\n";
   }
   return out.good() ? 0 : 1;
 }
-} // namespace
 
-int main(int argc, char **argv) {
-  llvm::InitLLVM y(argc, argv);
-  cl::ParseCommandLineOptions(argc, argv, "run the host kernels against a reference\n");
-  llvm::InitializeNativeTarget();
-  llvm::InitializeNativeTargetAsmPrinter();
+/// The compile options from the command line; 0, or the exit status of a
+/// bad argument (already reported).
+int compileOptions(::pool::CompileOptions &opts) {
   std::string why;
   auto budget = ::pool::parseByteSize(budgetArg, why);
   if (!budget) {
     llvm::errs() << "pool-kernel-check: --budget: " << why << "\n";
     return 2;
   }
-
-  MLIRContext ctx;
-  ctx.printOpOnDiagnostic(false);
-  llvm::SourceMgr sm;
-  SourceMgrDiagnosticHandler handler(sm, &ctx);
-  ::pool::CompileOptions opts;
   opts.input = inputFile;
   opts.budget = *budget;
   opts.maxNumSeqs = maxNumSeqs;
@@ -879,240 +1224,53 @@ int main(int argc, char **argv) {
     }
     opts.params.push_back(kv);
   }
+  return 0;
+}
+
+/// Compiles the model: what was solved, and the kernels. False if it failed
+/// (already reported).
+bool compile(const ::pool::CompileOptions &opts, poolrt::SolvedLayout &layout,
+             std::vector<KernelSpec> &specs) {
+  MLIRContext ctx;
+  ctx.printOpOnDiagnostic(false);
+  llvm::SourceMgr sm;
+  SourceMgrDiagnosticHandler handler(sm, &ctx);
   auto module = ::pool::compileModel(ctx, sm, opts);
   if (!module)
-    return 1;
+    return false;
   std::string error;
-  json::Value reportV = mlir::pool::buildReport(*module, {inputFile, {}, -1}, error);
-  if (!error.empty()) {
+  auto solved = mlir::pool::solvedLayoutOf(*module, {inputFile, {}, -1}, error);
+  if (!solved) {
     llvm::errs() << error << "\n";
-    return 1;
+    return false;
   }
-  Layout L{reportV.getAsObject()};
-  L.rs = L.report->getObject("row_space");
-  L.allocation = *L.report->getInteger("allocation_bytes");
-  std::vector<mlir::pool::KernelSpec> specs = mlir::pool::deriveKernelSpecs(*module);
+  layout = std::move(*solved);
+  specs = mlir::pool::deriveKernelSpecs(*module);
+  return true;
+}
 
-  MLIRContext kctx;
-  ::pool::registerKernelLowering(kctx);
-  std::string ir;
-  if (!mlir::pool::lowerKernels(&kctx, specs, "host",
-                                mlir::pool::CodeFormat::Binary, ir, error)) {
+} // namespace
+
+int main(int argc, char **argv) {
+  llvm::InitLLVM y(argc, argv);
+  cl::ParseCommandLineOptions(argc, argv,
+                              "run the host kernels against a reference\n");
+  ::pool::CompileOptions opts;
+  if (int rc = compileOptions(opts))
+    return rc;
+  poolrt::SolvedLayout solved;
+  std::vector<KernelSpec> specs;
+  if (!compile(opts, solved, specs))
+    return 1;
+  Layout L{&solved, solved.rowSpace ? &*solved.rowSpace : nullptr,
+           solved.allocationBytes};
+  HostKernels kernels;
+  std::string error = kernels.load(specs);
+  if (!error.empty()) {
     llvm::errs() << "pool-kernel-check: " << error << "\n";
     return 1;
   }
-  auto jit = llvm::orc::LLJITBuilder().create();
-  if (!jit) {
-    llvm::errs() << "pool-kernel-check: " << llvm::toString(jit.takeError()) << "\n";
-    return 1;
-  }
-  auto llctx = std::make_unique<llvm::LLVMContext>();
-  llvm::SMDiagnostic diag;
-  auto llmod = llvm::parseIR(llvm::MemoryBufferRef(ir, "pool_kernels"), diag, *llctx);
-  if (!llmod) {
-    llvm::errs() << "pool-kernel-check: the host IR does not parse: "
-                 << diag.getMessage() << "\n";
-    return 1;
-  }
-  if (auto err = (*jit)->addIRModule(
-          llvm::orc::ThreadSafeModule(std::move(llmod), std::move(llctx)))) {
-    llvm::errs() << llvm::toString(std::move(err)) << "\n";
-    return 1;
-  }
-
   if (!gpuPlan.empty())
-    return writeGpuPlan(gpuPlan, L, specs, **jit);
-
-  SparseArena karena(L.allocation), rarena(L.allocation);
-  if (!karena.base || !rarena.base) {
-    llvm::errs() << "pool-kernel-check: cannot reserve " << L.allocation
-                 << " bytes of address space\n";
-    return 1;
-  }
-  std::mt19937_64 rng(seed);
-  int64_t maxAddr = 0;
-  int kernelsRun = 0;
-  Reference ref{L};
-
-  for (const mlir::pool::KernelSpec &k : specs) {
-    auto sym = (*jit)->lookup(k.name);
-    if (!sym) {
-      fail(k.name + ": not in the JIT: " + llvm::toString(sym.takeError()));
-      continue;
-    }
-    KernelFn fn = sym->toPtr<KernelFn>();
-    if (k.kind == "image_store" || k.kind == "image_restore") {
-      if (checkUnitKernel(k, fn, ref, karena, rarena, rng, maxAddr))
-        ++kernelsRun;
-      continue;
-    }
-    int64_t n = std::min<int64_t>(numItems, k.pairs() ? k.maxId / 2 : k.maxId);
-    if (n <= 0)
-      continue;
-    // Choose distinct ids: live slots (the top positions) or random blocks,
-    // entries and groups.
-    std::vector<int32_t> ids;
-    std::set<int64_t> used;
-    int64_t lo = 0, hi = k.maxId;
-    if (L.rs && k.entity == "slot") {
-      int64_t positions = *L.rs->getInteger("slot_positions");
-      lo = positions - *L.rs->getInteger("num_slots");
-      hi = positions;
-    }
-    std::uniform_int_distribution<int64_t> pick(lo, hi - 1);
-    int64_t want = k.pairs() ? 2 * n : n;
-    if (hi - lo < want)
-      want = (hi - lo) / (k.pairs() ? 2 : 1) * (k.pairs() ? 2 : 1);
-    while (int64_t(ids.size()) < want) {
-      int64_t id = pick(rng);
-      if (used.insert(id).second)
-        ids.push_back(int32_t(id));
-    }
-    if (ids.empty())
-      continue;
-    n = k.pairs() ? int64_t(ids.size()) / 2 : int64_t(ids.size());
-    // Make sure the top slot (farthest from row 0) is exercised.
-    if (L.rs && k.entity == "slot")
-      ids[0] = int32_t(hi - 1), used.insert(hi - 1);
-
-    std::vector<Span> srcs, dsts;
-    std::vector<uint8_t> kstage, rstage;
-    bool toStaging = k.dst == mlir::pool::Space::Staging;
-    bool fromStaging = k.src == mlir::pool::Space::Staging;
-    int64_t stride = k.stagingStride;
-    if (toStaging || fromStaging) {
-      kstage.assign(size_t(n * stride), 0xA5);
-      rstage.assign(size_t(n * stride), 0xA5);
-      if (fromStaging) {
-        fillRandom(kstage.data(), n * stride, rng);
-        rstage = kstage;
-      }
-    }
-
-    // The reference: what the kind means, from the layout definitions.
-    auto refSlotSpans = [&](int64_t slot) { return ref.slotSpans(slot); };
-    auto refBlockSpans = [&](int64_t block) { return ref.blockSpans(block); };
-    const json::Object *arenaClass = nullptr; // for group / entry kernels
-    for (const json::Value &cv : *L.report->getArray("entry_classes")) {
-      const json::Object &c = *cv.getAsObject();
-      if ("_" + c.getString("name")->str() ==
-          k.name.substr(k.name.rfind('_')))
-        arenaClass = &c;
-    }
-    auto refEntrySpans = [&](int64_t entry, const json::Object &c,
-                             int64_t count) {
-      int64_t eb = *c.getInteger("entry_bytes");
-      int64_t b = *c.getInteger("region_offset") + entry * count * eb;
-      return std::vector<Span>{{b, b + count * eb}};
-    };
-    auto imageOf = [&](int64_t id) -> std::vector<Span> {
-      if (L.rs)
-        return ref.imageSpans(id);
-      std::vector<Span> out;
-      for (const json::Value &av : *L.report->getArray("arenas")) {
-        const json::Object &a = *av.getAsObject();
-        if (*a.getString("class") != *arenaClass->getString("name"))
-          continue;
-        int64_t base = *arenaClass->getInteger("region_offset") +
-                       id * *arenaClass->getInteger("entry_bytes");
-        for (const json::Value &rv : *a.getArray("checkpoint_ranges")) {
-          const json::Array &r = *rv.getAsArray();
-          out.push_back({base + *r[0].getAsInteger(),
-                         base + *r[0].getAsInteger() + *r[1].getAsInteger()});
-        }
-      }
-      return out;
-    };
-
-    // Spans per item on the arena side, in staging order.
-    std::vector<std::vector<Span>> itemSrc(n), itemDst(n);
-    for (int64_t i = 0; i < n; ++i) {
-      if (k.kind == "slot_copy") {
-        itemSrc[i] = refSlotSpans(ids[2 * i]);
-        itemDst[i] = refSlotSpans(ids[2 * i + 1]);
-      } else if (k.kind == "group_copy") {
-        int64_t perReq = *arenaClass->getInteger("entries_per_req");
-        itemSrc[i] = refEntrySpans(ids[2 * i], *arenaClass, perReq);
-        itemDst[i] = refEntrySpans(ids[2 * i + 1], *arenaClass, perReq);
-      } else if (k.kind == "image_gather") {
-        itemSrc[i] = imageOf(ids[i]);
-      } else if (k.kind == "image_scatter") {
-        itemDst[i] = imageOf(ids[i]);
-      } else if (k.kind == "block_copy") {
-        itemSrc[i] = refBlockSpans(ids[2 * i]);
-        itemDst[i] = refBlockSpans(ids[2 * i + 1]);
-      } else if (k.kind == "block_gather") {
-        itemSrc[i] = refBlockSpans(ids[i]);
-      } else if (k.kind == "block_scatter") {
-        itemDst[i] = refBlockSpans(ids[i]);
-      }
-      for (Span s : itemSrc[i])
-        srcs.push_back(s), maxAddr = std::max(maxAddr, s.end);
-      for (Span s : itemDst[i])
-        dsts.push_back(s), maxAddr = std::max(maxAddr, s.end);
-    }
-    // Scatter destinations: poison the whole entity around the image so a
-    // write outside the image shows up.
-    if (k.kind == "image_scatter")
-      for (int64_t i = 0; i < n; ++i)
-        for (Span s : L.rs ? refSlotSpans(ids[i])
-                           : refEntrySpans(ids[i], *arenaClass, 1))
-          dsts.push_back(s);
-    prepare(karena, rarena, srcs, dsts, unsigned(rng()));
-
-    if (getenv("POOL_KERNEL_CHECK_TRACE"))
-      llvm::errs() << "running " << k.name << " on " << n << " items\n";
-    fn(karena.base, kstage.data(), ids.data(), n);
-    {
-      std::vector<Span> touched = srcs;
-      touched.insert(touched.end(), dsts.begin(), dsts.end());
-      checkNoStray(k.name, karena, touched);
-    }
-
-    // Reference run on the other arena.
-    for (int64_t i = 0; i < n; ++i) {
-      if (k.kind == "slot_copy" || k.kind == "group_copy" ||
-          k.kind == "block_copy") {
-        for (size_t s = 0; s < itemSrc[i].size(); ++s)
-          std::memmove(rarena.base + itemDst[i][s].begin,
-                       rarena.base + itemSrc[i][s].begin,
-                       itemSrc[i][s].end - itemSrc[i][s].begin);
-      } else if (toStaging) {
-        int64_t at = i * stride;
-        for (Span s : itemSrc[i]) {
-          std::memcpy(rstage.data() + at, rarena.base + s.begin, s.end - s.begin);
-          at += s.end - s.begin;
-        }
-        if (at != (i + 1) * stride)
-          fail(k.name + ": the reference image of item " + std::to_string(i) +
-               " has " + std::to_string(at - i * stride) +
-               " bytes, the kernel's staging stride is " + std::to_string(stride));
-      } else {
-        int64_t at = i * stride;
-        for (Span s : itemDst[i]) {
-          std::memcpy(rarena.base + s.begin, rstage.data() + at, s.end - s.begin);
-          at += s.end - s.begin;
-        }
-      }
-    }
-    std::vector<Span> all = srcs;
-    all.insert(all.end(), dsts.begin(), dsts.end());
-    compare(k.name.c_str(), karena, rarena, all, L.allocation);
-    if (toStaging) {
-      if (kstage != rstage)
-        fail(k.name + ": staging differs from the reference");
-      bytesChecked += int64_t(kstage.size());
-    }
-    ++kernelsRun;
-    release(karena, rarena, all, L.allocation);
-  }
-  if (L.rs)
-    checkImageRoundTrip(specs, **jit, ref, karena);
-  llvm::outs() << llvm::formatv(
-      "{0}: {1} kernels run on the host against the reference, {2} "
-      "checkpoint store -> restore round trips, {3} bytes compared, highest "
-      "arena byte touched {4} ({5} GiB into a {6}-byte allocation): {7}\n",
-      *L.report->getString("model"), kernelsRun, roundTrips, bytesChecked,
-      maxAddr, maxAddr >> 30, L.allocation, failures ? "FAILED" : "ok");
-  return failures ? 1 : 0;
+    return writeGpuPlan(gpuPlan, L, specs, kernels);
+  return checkKernels(L, specs, kernels);
 }
