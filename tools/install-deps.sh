@@ -7,6 +7,7 @@ PKGS=(
   llvm-22-dev libmlir-22-dev mlir-22-tools llvm-22-tools clang-22 lld-22 clang-tools-22
   libyaml-cpp-dev libgtest-dev libbenchmark-dev libxxhash-dev nlohmann-json3-dev
   pybind11-dev python3-dev
+  libclang-rt-22-dev libfuzzer-22-dev
 )
 missing=()
 for p in "${PKGS[@]}"; do

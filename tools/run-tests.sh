@@ -19,3 +19,7 @@ if [ ! -f build-asan/build.ninja ]; then
 fi
 cmake --build build-asan -j "$(nproc)"
 (cd build-asan && ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 ctest --output-on-failure)
+
+# libFuzzer targets (YAML front end, manifest reader, .poolpack container, C
+# API): replay the corpus, then a bounded run of each (FUZZ_SECONDS).
+FUZZ_SECONDS=${FUZZ_SECONDS:-45} bash tools/run-fuzz.sh

@@ -19,6 +19,7 @@ using namespace poolrt;
 
 struct poolrt_artifact {
   Artifact artifact;
+  SolvedLayout layout; // the manifest, read once at open
   KernelSet kernels;
 };
 struct poolrt_block_pool {
@@ -117,10 +118,12 @@ poolrt_status poolrt_artifact_open(const char *path, poolrt_artifact **out,
     auto a = readArtifactFile(path);
     if (!a.ok())
       return report(a.error(), err, err_len);
-    auto k = KernelSet::fromArtifact(*a);
-    if (!k.ok())
-      return report(k.error(), err, err_len);
-    *out = new (std::nothrow) poolrt_artifact{a.take(), k.take()};
+    auto layout = readSolvedLayout(*a);
+    if (!layout.ok())
+      return report(layout.error(), err, err_len);
+    KernelSet kernels = KernelSet::fromLayout(*layout);
+    *out = new (std::nothrow)
+        poolrt_artifact{a.take(), layout.take(), std::move(kernels)};
     return *out ? POOLRT_OK
                 : report(Error{ErrorKind::State, "out of memory"}, err, err_len);
   });
@@ -254,7 +257,7 @@ poolrt_status poolrt_arena_create(poolrt_device *d, const poolrt_artifact *a,
     Status loaded = d->device->loadKernels(a->artifact);
     if (!loaded.ok())
       return report(loaded, err, len);
-    auto arena = DeviceArena::create(*d->device, a->artifact);
+    auto arena = DeviceArena::create(*d->device, a->layout);
     if (!arena.ok())
       return report(arena.error(), err, len);
     DevicePtr base = arena->base();
@@ -349,7 +352,7 @@ poolrt_status poolrt_cache_create(const poolrt_artifact *a, int64_t interval,
   return guarded(err, len, [&]() -> poolrt_status {
     if (!a || !out)
       return report(Error::invalid("poolrt_cache_create: null argument"), err, len);
-    auto cfg = cacheManagerConfig(a->artifact, CachePolicy{interval, prefixCaching != 0});
+    auto cfg = cacheManagerConfig(a->layout, CachePolicy{interval, prefixCaching != 0});
     if (!cfg.ok())
       return report(cfg.error(), err, len);
     auto m = CacheManager::create(*cfg);
