@@ -93,6 +93,7 @@
 #include "poolrt/Status.h"
 #include "poolrt/detail/MinIdSet.h"
 #include "poolrt/detail/TaggedIndex.h"
+#include "poolrt/detail/TypedId.h"
 
 #include <cstdint>
 #include <functional>
@@ -104,21 +105,7 @@ namespace poolrt {
 
 /// A PAGE block (or raw unit) of one BlockPool. Not interchangeable with any
 /// other id: construction from an integer is explicit.
-struct BlockId {
-  int32_t value = -1;
-  constexpr BlockId() = default;
-  constexpr explicit BlockId(int32_t v) : value(v) {}
-  constexpr bool valid() const { return value >= 0; }
-  friend constexpr bool operator==(BlockId a, BlockId b) {
-    return a.value == b.value;
-  }
-  friend constexpr bool operator!=(BlockId a, BlockId b) {
-    return a.value != b.value;
-  }
-  friend constexpr bool operator<(BlockId a, BlockId b) {
-    return a.value < b.value;
-  }
-};
+using BlockId = detail::TypedId<struct BlockIdTag, int32_t>;
 inline constexpr BlockId kNoBlock{};
 
 /// What taking the highest block out of the pool cost. `movedTo` is kNoBlock

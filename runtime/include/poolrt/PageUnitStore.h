@@ -59,6 +59,7 @@
 #include "poolrt/BlockPool.h"
 #include "poolrt/Status.h"
 #include "poolrt/detail/HashIndex.h"
+#include "poolrt/detail/TypedId.h"
 
 #include <cstdint>
 #include <optional>
@@ -68,33 +69,12 @@
 namespace poolrt {
 
 /// One checkpoint image record; ids increase from 0 and are never reused.
-struct CheckpointId {
-  int64_t value = -1;
-  constexpr CheckpointId() = default;
-  constexpr explicit CheckpointId(int64_t v) : value(v) {}
-  constexpr bool valid() const { return value >= 0; }
-  friend constexpr bool operator==(CheckpointId a, CheckpointId b) {
-    return a.value == b.value;
-  }
-  friend constexpr bool operator!=(CheckpointId a, CheckpointId b) {
-    return a.value != b.value;
-  }
-};
+using CheckpointId = detail::TypedId<struct CheckpointIdTag, int64_t>;
 inline constexpr CheckpointId kNoCheckpoint{};
 
 /// An Active Slot of the per-request state arena (a store's source, a
 /// restore's destination).
-struct SlotIndex {
-  int32_t value = -1;
-  constexpr SlotIndex() = default;
-  constexpr explicit SlotIndex(int32_t v) : value(v) {}
-  friend constexpr bool operator==(SlotIndex a, SlotIndex b) {
-    return a.value == b.value;
-  }
-  friend constexpr bool operator!=(SlotIndex a, SlotIndex b) {
-    return a.value != b.value;
-  }
-};
+using SlotIndex = detail::TypedId<struct SlotIndexTag, int32_t>;
 
 /// Runtime geometry of the images (§9). page_unit_bytes = PAGE entry bytes,
 /// slot_bytes = STATE entry bytes, image_bytes = the part of a slot an image
