@@ -59,6 +59,7 @@
 #include "poolrt/BlockPool.h"
 #include "poolrt/Status.h"
 #include "poolrt/detail/HashIndex.h"
+#include "poolrt/detail/IntrusiveLru.h"
 #include "poolrt/detail/TypedId.h"
 
 #include <cstdint>
@@ -232,8 +233,6 @@ private:
     int32_t pinCount = 0;
     bool live = false;          // slot in use
     bool storeInflight = false; // its scatter has not landed yet
-    int32_t lruPrev = kNil, lruNext = kNil;
-    bool inLru = false;
   };
   struct Intent {
     int64_t requester;
@@ -247,7 +246,7 @@ private:
   void evict(int32_t slot);
   void releaseRecord(int32_t slot);
   void releaseRestorePin(CheckpointId id);
-  void lruPushBack(int32_t slot);
+  /// Take `slot` out of the LRU if it is there.
   void lruUnlink(int32_t slot);
   UnitOwner ownerOf(CheckpointId id) const {
     return UnitOwner{kUnitTag, id.value};
@@ -261,7 +260,7 @@ private:
   detail::HashIndex idToSlot;
   detail::HashIndex readyByHash;   // hash -> slot, READY records
   detail::HashIndex pendingByHash; // hash -> slot, COPYING records
-  int32_t lruHead = kNil, lruTail = kNil;
+  detail::IntrusiveLru lru; // READY records' slots, least recently used first
   std::vector<CheckpointId> inflightStores;
   std::vector<std::pair<CheckpointId, CheckpointRestoreOp>> queuedRestores;
   std::vector<CheckpointId> inflightRestores;
