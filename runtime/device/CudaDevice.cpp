@@ -3,14 +3,14 @@
 // libcuda.so.1 is dlopen'ed, never linked, and only the handful of driver
 // entry points below are used (declared here: no CUDA headers needed to
 // build). The artifact's PTX is loaded with cuModuleLoadData; the driver
-// JIT-compiles it for the device at hand.
+// JIT-compiles it for the device at hand. What the backend shares with HIP
+// is in VendorDevice.h.
 //
 //===----------------------------------------------------------------------===//
 
-#include "poolrt/Device.h"
+#include "VendorDevice.h"
 
 #include <dlfcn.h>
-#include <map>
 
 namespace poolrt {
 namespace {
@@ -24,6 +24,14 @@ using CUfunction = void *;
 using CUstream = void *;
 
 struct CudaApi {
+  static constexpr const char *kName = "cuda";
+  static constexpr detail::VendorEntryNames kNames{
+      "cuMemsetD8",   "cuMemFree",    "cuMemcpyHtoD",
+      "cuMemcpyDtoH", "cuMemcpyDtoD", "cuLaunchKernel"};
+  static std::string allocName(uint64_t bytes) {
+    return "cuMemAlloc(" + std::to_string(bytes) + ")";
+  }
+
   void *lib = nullptr;
   CUresult (*cuInit)(unsigned);
   CUresult (*cuDeviceGet)(CUdevice *, int);
@@ -69,54 +77,61 @@ struct CudaApi {
     return resolveSymbols(lib, "libcuda.so.1", entries,
                           sizeof entries / sizeof entries[0]);
   }
+
+  const char *errorString(CUresult r) {
+    const char *msg = "unknown error";
+    cuGetErrorString(r, &msg);
+    return msg;
+  }
+  CUresult alloc(DevicePtr *p, uint64_t bytes) {
+    CUdeviceptr d = 0;
+    CUresult r = cuMemAlloc(&d, bytes);
+    p->addr = d;
+    return r;
+  }
+  CUresult fill(DevicePtr dst, uint8_t value, uint64_t n) {
+    return cuMemsetD8(dst.addr, value, n);
+  }
+  CUresult release(DevicePtr p) { return cuMemFree(p.addr); }
+  CUresult copyToDevice(DevicePtr dst, const void *src, uint64_t n) {
+    return cuMemcpyHtoD(dst.addr, src, n);
+  }
+  CUresult copyFromDevice(void *dst, DevicePtr src, uint64_t n) {
+    return cuMemcpyDtoH(dst, src.addr, n);
+  }
+  CUresult copyOnDevice(DevicePtr dst, DevicePtr src, uint64_t n) {
+    return cuMemcpyDtoD(dst.addr, src.addr, n);
+  }
+  CUresult getFunction(void **f, CUmodule m, const char *kernel) {
+    return cuModuleGetFunction(f, m, kernel);
+  }
+  CUresult launch(CUfunction f, unsigned gridX, unsigned gridY, void **args) {
+    return cuLaunchKernel(f, gridX, gridY, 1, 256, 1, 1, 0, nullptr, args,
+                          nullptr);
+  }
+  CUresult synchronize() { return cuCtxSynchronize(); }
+  /// The driver's limits on a grid: y at most 65535, x at most 2^31 - 1.
+  static Status validateLaunch(const std::string &kernel, int64_t numItems,
+                               int64_t gridX) {
+    if (numItems <= 0 || numItems > 65535 || gridX <= 0 || gridX > (1ll << 31) - 1)
+      return Error::invalid("cuda launch of " + kernel + ": grid (" +
+                            std::to_string(gridX) + ", " + std::to_string(numItems) +
+                            ") out of range");
+    return Status::success();
+  }
 };
 
-class CudaDevice final : public Device {
+class CudaDevice final : public detail::VendorDevice<CudaApi> {
 public:
-  CudaApi api;
   CUdevice dev = 0;
   CUcontext ctx = nullptr;
-  CUmodule module = nullptr;
-  std::map<std::string, CUfunction> functions;
   std::string deviceName;
 
-  Status check(CUresult r, const std::string &what) {
-    if (r == 0)
-      return Status::success();
-    const char *msg = "unknown error";
-    api.cuGetErrorString(r, &msg);
-    return Error{ErrorKind::State, "cuda: " + what + ": " + msg};
-  }
-
-  const char *name() const override { return "cuda"; }
   std::string description() const override {
     return deviceName + " through the CUDA driver API";
   }
   std::string codeSection() const override { return "code/sm_90"; }
 
-  Result<DevicePtr> allocate(uint64_t bytes) override {
-    CUdeviceptr p = 0;
-    Status s = check(api.cuMemAlloc(&p, bytes), "cuMemAlloc(" + std::to_string(bytes) + ")");
-    if (!s.ok())
-      return s.error();
-    s = check(api.cuMemsetD8(p, 0, bytes), "cuMemsetD8");
-    if (!s.ok())
-      return s.error();
-    return DevicePtr{p};
-  }
-  Status release(DevicePtr p) override { return check(api.cuMemFree(p.addr), "cuMemFree"); }
-  Status copyToDevice(DevicePtr dst, const void *src, uint64_t n) override {
-    return check(api.cuMemcpyHtoD(dst.addr, src, n), "cuMemcpyHtoD");
-  }
-  Status copyFromDevice(void *dst, DevicePtr src, uint64_t n) override {
-    return check(api.cuMemcpyDtoH(dst, src.addr, n), "cuMemcpyDtoH");
-  }
-  Status copyOnDevice(DevicePtr dst, DevicePtr src, uint64_t n) override {
-    return check(api.cuMemcpyDtoD(dst.addr, src.addr, n), "cuMemcpyDtoD");
-  }
-  Status fill(DevicePtr dst, uint8_t value, uint64_t n) override {
-    return check(api.cuMemsetD8(dst.addr, value, n), "cuMemsetD8");
-  }
   Status loadKernels(const Artifact &artifact) override {
     const ArtifactSection *ptx = artifact.find(codeSection());
     if (!ptx)
@@ -125,30 +140,6 @@ public:
     functions.clear();
     return check(api.cuModuleLoadData(&module, image.data()), "cuModuleLoadData");
   }
-  Status launch(const std::string &kernel, DevicePtr arena, DevicePtr staging,
-                DevicePtr ids, int64_t numItems, int64_t gridX) override {
-    if (!module)
-      return Error{ErrorKind::State, "cuda launch of " + kernel + ": no kernels loaded"};
-    auto it = functions.find(kernel);
-    if (it == functions.end()) {
-      CUfunction f = nullptr;
-      Status s = check(api.cuModuleGetFunction(&f, module, kernel.c_str()),
-                       "no kernel '" + kernel + "'");
-      if (!s.ok())
-        return s;
-      it = functions.emplace(kernel, f).first;
-    }
-    if (numItems <= 0 || numItems > 65535 || gridX <= 0 || gridX > (1ll << 31) - 1)
-      return Error::invalid("cuda launch of " + kernel + ": grid (" +
-                            std::to_string(gridX) + ", " + std::to_string(numItems) +
-                            ") out of range");
-    CUdeviceptr a = arena.addr, st = staging.addr, i = ids.addr;
-    void *args[] = {&a, &st, &i, &numItems, &gridX};
-    return check(api.cuLaunchKernel(it->second, unsigned(gridX), unsigned(numItems), 1,
-                                    256, 1, 1, 0, nullptr, args, nullptr),
-                 "cuLaunchKernel(" + kernel + ")");
-  }
-  Status synchronize() override { return check(api.cuCtxSynchronize(), "synchronize"); }
 };
 
 } // namespace

@@ -3,13 +3,13 @@
 // libamdhip64.so is dlopen'ed. The artifact carries one code object per
 // supported architecture (gfx942, gfx950); hipModuleLoadData accepts only
 // the device's own, so each is tried in turn and the error says which were.
+// What the backend shares with CUDA is in VendorDevice.h.
 //
 //===----------------------------------------------------------------------===//
 
-#include "poolrt/Device.h"
+#include "VendorDevice.h"
 
 #include <dlfcn.h>
-#include <map>
 
 namespace poolrt {
 namespace {
@@ -19,7 +19,15 @@ using hipModule_t = void *;
 using hipFunction_t = void *;
 using hipStream_t = void *;
 
+constexpr int kHtoD = 1, kDtoH = 2, kDtoD = 3; // hipMemcpyKind
+
 struct HipApi {
+  static constexpr const char *kName = "hip";
+  static constexpr detail::VendorEntryNames kNames{
+      "hipMemset", "hipFree",   "hipMemcpy",
+      "hipMemcpy", "hipMemcpy", "hipModuleLaunchKernel"};
+  static std::string allocName(uint64_t) { return "hipMalloc"; }
+
   void *lib = nullptr;
   hipError_t (*hipInit)(unsigned);
   hipError_t (*hipGetDeviceCount)(int *);
@@ -59,51 +67,49 @@ struct HipApi {
     return resolveSymbols(lib, "libamdhip64.so", entries,
                           sizeof entries / sizeof entries[0]);
   }
+
+  const char *errorString(hipError_t r) { return hipGetErrorString(r); }
+  static void *ptr(DevicePtr p) { return reinterpret_cast<void *>(p.addr); }
+  hipError_t alloc(DevicePtr *p, uint64_t bytes) {
+    void *d = nullptr;
+    hipError_t r = hipMalloc(&d, bytes);
+    p->addr = reinterpret_cast<uint64_t>(d);
+    return r;
+  }
+  hipError_t fill(DevicePtr dst, uint8_t value, uint64_t n) {
+    return hipMemset(ptr(dst), value, n);
+  }
+  hipError_t release(DevicePtr p) { return hipFree(ptr(p)); }
+  hipError_t copyToDevice(DevicePtr dst, const void *src, uint64_t n) {
+    return hipMemcpy(ptr(dst), src, n, kHtoD);
+  }
+  hipError_t copyFromDevice(void *dst, DevicePtr src, uint64_t n) {
+    return hipMemcpy(dst, ptr(src), n, kDtoH);
+  }
+  hipError_t copyOnDevice(DevicePtr dst, DevicePtr src, uint64_t n) {
+    return hipMemcpy(ptr(dst), ptr(src), n, kDtoD);
+  }
+  hipError_t getFunction(void **f, hipModule_t m, const char *kernel) {
+    return hipModuleGetFunction(f, m, kernel);
+  }
+  hipError_t launch(hipFunction_t f, unsigned gridX, unsigned gridY,
+                    void **args) {
+    return hipModuleLaunchKernel(f, gridX, gridY, 1, 256, 1, 1, 0, nullptr,
+                                 args, nullptr);
+  }
+  hipError_t synchronize() { return hipDeviceSynchronize(); }
+  /// The grid goes to HIP unchecked: its launch reports what it refuses.
+  static Status validateLaunch(const std::string &, int64_t, int64_t) {
+    return Status::success();
+  }
 };
 
-constexpr int kHtoD = 1, kDtoH = 2, kDtoD = 3; // hipMemcpyKind
-
-class HipDevice final : public Device {
+class HipDevice final : public detail::VendorDevice<HipApi> {
 public:
-  HipApi api;
-  hipModule_t module = nullptr;
   std::string loadedSection = "code/gfx942";
-  std::map<std::string, hipFunction_t> functions;
 
-  Status check(hipError_t r, const std::string &what) {
-    if (r == 0)
-      return Status::success();
-    return Error{ErrorKind::State, "hip: " + what + ": " + api.hipGetErrorString(r)};
-  }
-  const char *name() const override { return "hip"; }
   std::string description() const override { return "AMD GPU through HIP"; }
   std::string codeSection() const override { return loadedSection; }
-  Result<DevicePtr> allocate(uint64_t bytes) override {
-    void *p = nullptr;
-    Status s = check(api.hipMalloc(&p, bytes), "hipMalloc");
-    if (s.ok())
-      s = check(api.hipMemset(p, 0, bytes), "hipMemset");
-    if (!s.ok())
-      return s.error();
-    return DevicePtr{reinterpret_cast<uint64_t>(p)};
-  }
-  Status release(DevicePtr p) override {
-    return check(api.hipFree(reinterpret_cast<void *>(p.addr)), "hipFree");
-  }
-  Status copyToDevice(DevicePtr dst, const void *src, uint64_t n) override {
-    return check(api.hipMemcpy(reinterpret_cast<void *>(dst.addr), src, n, kHtoD), "hipMemcpy");
-  }
-  Status copyFromDevice(void *dst, DevicePtr src, uint64_t n) override {
-    return check(api.hipMemcpy(dst, reinterpret_cast<void *>(src.addr), n, kDtoH), "hipMemcpy");
-  }
-  Status copyOnDevice(DevicePtr dst, DevicePtr src, uint64_t n) override {
-    return check(api.hipMemcpy(reinterpret_cast<void *>(dst.addr),
-                               reinterpret_cast<void *>(src.addr), n, kDtoD),
-                 "hipMemcpy");
-  }
-  Status fill(DevicePtr dst, uint8_t value, uint64_t n) override {
-    return check(api.hipMemset(reinterpret_cast<void *>(dst.addr), value, n), "hipMemset");
-  }
   Status loadKernels(const Artifact &artifact) override {
     std::string tried;
     for (const char *section : {"code/gfx942", "code/gfx950"}) {
@@ -120,26 +126,6 @@ public:
     return Error::invalid("hip: no code object of the artifact loads on this "
                           "device (tried: " + (tried.empty() ? "none present" : tried) + ")");
   }
-  Status launch(const std::string &kernel, DevicePtr arena, DevicePtr staging,
-                DevicePtr ids, int64_t numItems, int64_t gridX) override {
-    if (!module)
-      return Error{ErrorKind::State, "hip launch of " + kernel + ": no kernels loaded"};
-    auto it = functions.find(kernel);
-    if (it == functions.end()) {
-      hipFunction_t f = nullptr;
-      Status s = check(api.hipModuleGetFunction(&f, module, kernel.c_str()),
-                       "no kernel '" + kernel + "'");
-      if (!s.ok())
-        return s;
-      it = functions.emplace(kernel, f).first;
-    }
-    uint64_t a = arena.addr, st = staging.addr, i = ids.addr;
-    void *args[] = {&a, &st, &i, &numItems, &gridX};
-    return check(api.hipModuleLaunchKernel(it->second, unsigned(gridX), unsigned(numItems),
-                                           1, 256, 1, 1, 0, nullptr, args, nullptr),
-                 "hipModuleLaunchKernel(" + kernel + ")");
-  }
-  Status synchronize() override { return check(api.hipDeviceSynchronize(), "synchronize"); }
 };
 
 } // namespace

@@ -135,7 +135,7 @@ void BlockPool::dropDisplaced(int32_t b) {
   Meta &d = meta[size_t(b)];
   d.indexed = false;
   if (d.state == BlockState::Cached) {
-    lruUnlink(b);
+    lru.unlink(b);
     forgetContent(b);
     d.state = BlockState::Vacant;
     vacant.insert(b);
@@ -151,12 +151,11 @@ void BlockPool::clearIndex() {
       continue; // live content stays, now unreachable
     forgetContent(b);
     if (m.state == BlockState::Cached) {
-      lru[size_t(b)] = Link{};
       m.state = BlockState::Vacant;
       vacant.insert(b);
     }
   }
-  lruHead = lruTail = kNil;
+  lru.clear();
 }
 
 //===----------------------------------------------------------------------===//
@@ -392,16 +391,16 @@ Status BlockPool::checkInvariants() const {
                         std::to_string(used));
   // The LRU list: exactly the cached blocks, linked both ways.
   int32_t walked = 0, prev = kNil;
-  for (int32_t b = lruHead; b != kNil; b = lru[size_t(b)].next) {
+  for (int32_t b = lru.front(); b != kNil; b = lru.next(b)) {
     if (b < 0 || b >= maxBlocks() || ++walked > cached)
       return fail(b, "LRU list runs past the cached blocks");
     if (meta[size_t(b)].state != BlockState::Cached)
       return fail(b, "on the LRU list but not cached");
-    if (lru[size_t(b)].prev != prev)
+    if (lru.prev(b) != prev)
       return fail(b, "LRU back link broken");
     prev = b;
   }
-  if (walked != cached || prev != lruTail)
+  if (walked != cached || prev != lru.back())
     return fail(-1, "LRU list does not hold every cached block");
   bool indexOk = true;
   int32_t badBlock = -1;

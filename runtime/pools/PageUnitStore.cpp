@@ -99,32 +99,9 @@ PageUnitCheckpointStore::record(CheckpointId id) const {
                               &r.unitIds};
 }
 
-void PageUnitCheckpointStore::lruPushBack(int32_t s) {
-  Record &r = slots[size_t(s)];
-  r.lruPrev = lruTail;
-  r.lruNext = kNil;
-  r.inLru = true;
-  if (lruTail != kNil)
-    slots[size_t(lruTail)].lruNext = s;
-  else
-    lruHead = s;
-  lruTail = s;
-}
-
 void PageUnitCheckpointStore::lruUnlink(int32_t s) {
-  Record &r = slots[size_t(s)];
-  if (!r.inLru)
-    return;
-  if (r.lruPrev != kNil)
-    slots[size_t(r.lruPrev)].lruNext = r.lruNext;
-  else
-    lruHead = r.lruNext;
-  if (r.lruNext != kNil)
-    slots[size_t(r.lruNext)].lruPrev = r.lruPrev;
-  else
-    lruTail = r.lruPrev;
-  r.lruPrev = r.lruNext = kNil;
-  r.inLru = false;
+  if (lru.contains(s))
+    lru.unlink(s);
 }
 
 void PageUnitCheckpointStore::releaseRecord(int32_t s) {
@@ -171,7 +148,7 @@ bool PageUnitCheckpointStore::evictable(int32_t s,
 
 // The policy: least recently used among the eligible.
 int32_t PageUnitCheckpointStore::nextVictim() const {
-  for (int32_t s = lruHead; s != kNil; s = slots[size_t(s)].lruNext)
+  for (int32_t s = lru.front(); s != kNil; s = lru.next(s))
     if (evictable(s, kNil))
       return s;
   return kNil;
@@ -187,7 +164,7 @@ bool PageUnitCheckpointStore::hasAvailableUnits(
     protectedSlot = p.valid() ? slotOf(p) : kNil;
   }
   int64_t shortfall = count - pool.numFree();
-  for (int32_t s = lruHead; s != kNil; s = slots[size_t(s)].lruNext) {
+  for (int32_t s = lru.front(); s != kNil; s = lru.next(s)) {
     if (!evictable(s, protectedSlot))
       continue;
     shortfall -= int64_t(slots[size_t(s)].unitIds.size());
@@ -199,7 +176,7 @@ bool PageUnitCheckpointStore::hasAvailableUnits(
 
 int64_t PageUnitCheckpointStore::reclaimableUnits() const {
   int64_t units = 0;
-  for (int32_t s = lruHead; s != kNil; s = slots[size_t(s)].lruNext)
+  for (int32_t s = lru.front(); s != kNil; s = lru.next(s))
     if (evictable(s, kNil))
       units += int64_t(slots[size_t(s)].unitIds.size());
   return units;
@@ -250,6 +227,7 @@ PageUnitCheckpointStore::beginStore(BlockHash h, SlotIndex srcSlot) {
   } else {
     s = int32_t(slots.size());
     slots.emplace_back();
+    lru.reserveIds(slots.size());
   }
   Record &r = slots[size_t(s)];
   r.id = id;
@@ -276,7 +254,7 @@ PageUnitCheckpointStore::beginRestore(BlockHash h, SlotIndex dstSlot) {
   Record &r = slots[size_t(s)];
   ++r.pinCount;
   lruUnlink(s); // LRU refresh
-  lruPushBack(s);
+  lru.pushBack(s);
   CheckpointRestoreOp op{dstSlot, r.unitIds, spec_.imageBytes(),
                          spec_.layoutId()};
   queuedRestores.emplace_back(id, op);
@@ -351,7 +329,7 @@ void PageUnitCheckpointStore::completeInflight() {
     }
     r.state = CheckpointState::Ready;
     readyByHash.insertOrAssign(r.prefixHash, s);
-    lruPushBack(s);
+    lru.pushBack(s);
   }
   std::vector<CheckpointId> restores;
   restores.swap(inflightRestores);
@@ -386,7 +364,7 @@ void PageUnitCheckpointStore::clear() {
     if (!r.storeInflight && r.pinCount == 0)
       releaseRecord(s);
   }
-  lruHead = lruTail = kNil;
+  lru.clear();
 }
 
 //===----------------------------------------------------------------------===//
@@ -454,7 +432,7 @@ Status PageUnitCheckpointStore::checkInvariants() const {
       return fail(name + ": negative pin count");
     bool isReady = r.state == CheckpointState::Ready;
     ready += isReady;
-    if (r.inLru != isReady)
+    if (lru.contains(s) != isReady)
       return fail(name + ": LRU membership disagrees with its state");
     if (isReady && readyByHash.find(r.prefixHash) != s)
       return fail(name + ": READY but not indexed");
@@ -470,7 +448,7 @@ Status PageUnitCheckpointStore::checkInvariants() const {
   if (live != liveRecords)
     return fail("record count");
   int64_t walked = 0;
-  for (int32_t s = lruHead; s != kNil; s = slots[size_t(s)].lruNext)
+  for (int32_t s = lru.front(); s != kNil; s = lru.next(s))
     if (++walked > ready)
       return fail("LRU runs past the READY records");
   if (walked != ready)

@@ -24,12 +24,13 @@
 // Every operation is O(1) on flat arrays indexed by BlockId: the vacant half
 // is a hierarchical bitmap (lowest member by count-trailing-zeros), the
 // cached half an intrusive doubly linked list over a parallel array (a
-// prefix hit takes a *named* block out of the middle), the content index a
-// linear-probing table of 8-byte (tag, id) slots that finds the full key in
-// the block's own metadata (detail/TaggedIndex.h). The bitmap and the list
-// hand out exactly what the reference's heap-with-stale-entries and ordered
-// dict do (bench/run_block_pool.sh checks it on a whole trace). Nothing
-// allocates after construction except token storage on first publish.
+// prefix hit takes a *named* block out of the middle; detail/IntrusiveLru.h),
+// the content index a linear-probing table of 8-byte (tag, id) slots that
+// finds the full key in the block's own metadata (detail/TaggedIndex.h).
+// The bitmap and the list hand out exactly what the reference's
+// heap-with-stale-entries and ordered dict do (bench/run_block_pool.sh
+// checks it on a whole trace). Nothing allocates after construction except
+// token storage on first publish.
 //
 // Memory per block: 16 B metadata + 8 B LRU links + 64 B index (load at most
 // 1/8) + the token vector header. The index is sized for speed, not
@@ -91,8 +92,10 @@
 
 #include "poolrt/BlockHash.h"
 #include "poolrt/Status.h"
+#include "poolrt/detail/IntrusiveLru.h"
 #include "poolrt/detail/MinIdSet.h"
 #include "poolrt/detail/TaggedIndex.h"
+#include "poolrt/detail/TypedId.h"
 
 #include <cstdint>
 #include <functional>
@@ -104,21 +107,7 @@ namespace poolrt {
 
 /// A PAGE block (or raw unit) of one BlockPool. Not interchangeable with any
 /// other id: construction from an integer is explicit.
-struct BlockId {
-  int32_t value = -1;
-  constexpr BlockId() = default;
-  constexpr explicit BlockId(int32_t v) : value(v) {}
-  constexpr bool valid() const { return value >= 0; }
-  friend constexpr bool operator==(BlockId a, BlockId b) {
-    return a.value == b.value;
-  }
-  friend constexpr bool operator!=(BlockId a, BlockId b) {
-    return a.value != b.value;
-  }
-  friend constexpr bool operator<(BlockId a, BlockId b) {
-    return a.value < b.value;
-  }
-};
+using BlockId = detail::TypedId<struct BlockIdTag, int32_t>;
 inline constexpr BlockId kNoBlock{};
 
 /// What taking the highest block out of the pool cost. `movedTo` is kNoBlock
@@ -293,11 +282,6 @@ private:
     BlockHash operator()(int32_t b) const { return meta[b].hash; }
   };
   KeyOf keyOf() const { return KeyOf{meta.data()}; }
-  // The cached half's doubly linked list, threaded through its own array.
-  struct Link {
-    int32_t prev = kNil;
-    int32_t next = kNil;
-  };
   struct RawOwner {
     int32_t tag = -1; // index into ownerTags; -1: not a raw unit
     int32_t piece = 0;
@@ -314,8 +298,6 @@ private:
   Error refuse(Op op, BlockId b) const;
   bool inPool(BlockId b) const { return b.value >= 0 && b.value < numBlocks_; }
 
-  void lruPushBack(int32_t b);
-  void lruUnlink(int32_t b);
   /// Take a free block (Vacant or Cached) out of its half.
   void takeNamed(int32_t b);
   /// File a block whose count just reached 0 (or that must move halves).
@@ -329,7 +311,7 @@ private:
   int32_t internTag(const std::string &tag);
 
   std::vector<Meta> meta;                   // [maxBlocks]
-  std::vector<Link> lru;                    // [maxBlocks]
+  detail::IntrusiveLru lru; // the cached half, least recently freed first
   std::vector<std::vector<int32_t>> tokens; // [maxBlocks], cold
   struct TokenPrint {
     uint64_t print = 0;
@@ -340,7 +322,6 @@ private:
   std::vector<std::string> ownerTags;
   detail::MinIdSet vacant;
   detail::TaggedIndex index; // an entry's key is meta[id].hash
-  int32_t lruHead = kNil, lruTail = kNil;
   int32_t numBlocks_ = 0;
   int32_t numFree_ = 0;
   int32_t numUsed_ = 0;
@@ -352,35 +333,11 @@ private:
 // block. Error reporting stays out of line (BlockPool.cpp).
 //===----------------------------------------------------------------------===//
 
-inline void BlockPool::lruPushBack(int32_t b) {
-  Link &l = lru[size_t(b)];
-  l.prev = lruTail;
-  l.next = kNil;
-  if (lruTail != kNil)
-    lru[size_t(lruTail)].next = b;
-  else
-    lruHead = b;
-  lruTail = b;
-}
-
-inline void BlockPool::lruUnlink(int32_t b) {
-  Link &l = lru[size_t(b)];
-  if (l.prev != kNil)
-    lru[size_t(l.prev)].next = l.next;
-  else
-    lruHead = l.next;
-  if (l.next != kNil)
-    lru[size_t(l.next)].prev = l.prev;
-  else
-    lruTail = l.prev;
-  l.prev = l.next = kNil;
-}
-
 inline void BlockPool::takeNamed(int32_t b) {
   if (meta[size_t(b)].state == BlockState::Vacant)
     vacant.erase(b);
   else
-    lruUnlink(b);
+    lru.unlink(b);
   --numFree_;
 }
 
@@ -412,7 +369,7 @@ inline void BlockPool::fileFree(int32_t b) {
   // Q8: cached only while a lookup can reach it.
   if (m.indexed) {
     m.state = BlockState::Cached;
-    lruPushBack(b);
+    lru.pushBack(b);
     return;
   }
   forgetContent(b);
@@ -423,14 +380,14 @@ inline void BlockPool::fileFree(int32_t b) {
 inline BlockId BlockPool::takeFree() {
   int32_t b = vacant.popLowest();
   if (b < 0) {
-    if (lruHead == kNil)
+    if (lru.empty())
       return kNoBlock;
-    b = lruHead;
-    lruUnlink(b);
+    b = lru.front();
+    lru.unlink(b);
     // The new head is the next victim; its index entry is erased when it is
     // allocated. Under pressure that is the next miss: start the load now.
-    if (lruHead != kNil)
-      index.prefetch(meta[size_t(lruHead)].hash);
+    if (!lru.empty())
+      index.prefetch(meta[size_t(lru.front())].hash);
   }
   meta[size_t(b)].state = BlockState::Popped;
   --numFree_;

@@ -59,6 +59,8 @@
 #include "poolrt/BlockPool.h"
 #include "poolrt/Status.h"
 #include "poolrt/detail/HashIndex.h"
+#include "poolrt/detail/IntrusiveLru.h"
+#include "poolrt/detail/TypedId.h"
 
 #include <cstdint>
 #include <optional>
@@ -68,33 +70,12 @@
 namespace poolrt {
 
 /// One checkpoint image record; ids increase from 0 and are never reused.
-struct CheckpointId {
-  int64_t value = -1;
-  constexpr CheckpointId() = default;
-  constexpr explicit CheckpointId(int64_t v) : value(v) {}
-  constexpr bool valid() const { return value >= 0; }
-  friend constexpr bool operator==(CheckpointId a, CheckpointId b) {
-    return a.value == b.value;
-  }
-  friend constexpr bool operator!=(CheckpointId a, CheckpointId b) {
-    return a.value != b.value;
-  }
-};
+using CheckpointId = detail::TypedId<struct CheckpointIdTag, int64_t>;
 inline constexpr CheckpointId kNoCheckpoint{};
 
 /// An Active Slot of the per-request state arena (a store's source, a
 /// restore's destination).
-struct SlotIndex {
-  int32_t value = -1;
-  constexpr SlotIndex() = default;
-  constexpr explicit SlotIndex(int32_t v) : value(v) {}
-  friend constexpr bool operator==(SlotIndex a, SlotIndex b) {
-    return a.value == b.value;
-  }
-  friend constexpr bool operator!=(SlotIndex a, SlotIndex b) {
-    return a.value != b.value;
-  }
-};
+using SlotIndex = detail::TypedId<struct SlotIndexTag, int32_t>;
 
 /// Runtime geometry of the images (§9). page_unit_bytes = PAGE entry bytes,
 /// slot_bytes = STATE entry bytes, image_bytes = the part of a slot an image
@@ -252,8 +233,6 @@ private:
     int32_t pinCount = 0;
     bool live = false;          // slot in use
     bool storeInflight = false; // its scatter has not landed yet
-    int32_t lruPrev = kNil, lruNext = kNil;
-    bool inLru = false;
   };
   struct Intent {
     int64_t requester;
@@ -267,7 +246,7 @@ private:
   void evict(int32_t slot);
   void releaseRecord(int32_t slot);
   void releaseRestorePin(CheckpointId id);
-  void lruPushBack(int32_t slot);
+  /// Take `slot` out of the LRU if it is there.
   void lruUnlink(int32_t slot);
   UnitOwner ownerOf(CheckpointId id) const {
     return UnitOwner{kUnitTag, id.value};
@@ -281,7 +260,7 @@ private:
   detail::HashIndex idToSlot;
   detail::HashIndex readyByHash;   // hash -> slot, READY records
   detail::HashIndex pendingByHash; // hash -> slot, COPYING records
-  int32_t lruHead = kNil, lruTail = kNil;
+  detail::IntrusiveLru lru; // READY records' slots, least recently used first
   std::vector<CheckpointId> inflightStores;
   std::vector<std::pair<CheckpointId, CheckpointRestoreOp>> queuedRestores;
   std::vector<CheckpointId> inflightRestores;

@@ -84,6 +84,7 @@
 #include "poolrt/Status.h"
 #include "poolrt/detail/HashIndex.h"
 #include "poolrt/detail/MinIdSet.h"
+#include "poolrt/detail/TypedId.h"
 
 #include <cstdint>
 #include <optional>
@@ -94,23 +95,7 @@
 namespace poolrt {
 
 /// A per-request state group. Not a block id, not a slot index.
-struct GroupId {
-  int32_t value = -1;
-
-  constexpr GroupId() = default;
-  constexpr explicit GroupId(int32_t v) : value(v) {}
-  constexpr bool valid() const { return value >= 0; }
-
-  friend constexpr bool operator==(GroupId a, GroupId b) {
-    return a.value == b.value;
-  }
-  friend constexpr bool operator!=(GroupId a, GroupId b) {
-    return a.value != b.value;
-  }
-  friend constexpr bool operator<(GroupId a, GroupId b) {
-    return a.value < b.value;
-  }
-};
+using GroupId = detail::TypedId<struct GroupIdTag, int32_t>;
 
 /// "No group" (the reference's -1).
 inline constexpr GroupId kNoGroup{};

@@ -21,6 +21,8 @@
 #ifndef POOLRT_DETAIL_HASHINDEX_H
 #define POOLRT_DETAIL_HASHINDEX_H
 
+#include "poolrt/detail/LinearProbe.h"
+
 #include <cassert>
 #include <cstdint>
 #include <vector>
@@ -87,28 +89,14 @@ public:
         break;
     }
     int32_t old = slots[i].value;
-    // Backward shift: pull later members of the probe run into the hole
-    // unless that would move one before its home slot.
-    uint64_t hole = i;
-    for (uint64_t j = (i + 1) & mask;; j = (j + 1) & mask) {
-      if (slots[j].value == kAbsent)
-        break;
-      uint64_t h = home(slots[j].key);
-      // Is h cyclically in (hole, j]? Then slot j stays.
-      bool stays = hole <= j ? (hole < h && h <= j) : (hole < h || h <= j);
-      if (!stays) {
-        slots[hole] = slots[j];
-        hole = j;
-      }
-    }
-    slots[hole].value = kAbsent;
+    backwardShiftErase(slots, mask, i,
+                       [this](const Slot &s) { return home(s.key); });
     --count;
     return old;
   }
 
   void clear() {
-    for (Slot &s : slots)
-      s.value = kAbsent;
+    clearSlots(slots);
     count = 0;
   }
 

@@ -25,6 +25,8 @@
 #ifndef POOLRT_DETAIL_TAGGEDINDEX_H
 #define POOLRT_DETAIL_TAGGEDINDEX_H
 
+#include "poolrt/detail/LinearProbe.h"
+
 #include <cassert>
 #include <cstdint>
 #include <vector>
@@ -88,20 +90,8 @@ public:
     uint64_t i = locate(key, value);
     if (i == kNowhere)
       return false;
-    uint64_t hole = i;
-    for (uint64_t j = (i + 1) & mask;; j = (j + 1) & mask) {
-      const Slot &s = slots[j];
-      if (s.value == kAbsent)
-        break;
-      uint64_t h = homeOf(s.tag);
-      // Is h cyclically in (hole, j]? Then slot j stays.
-      bool stays = hole <= j ? (hole < h && h <= j) : (hole < h || h <= j);
-      if (!stays) {
-        slots[hole] = s;
-        hole = j;
-      }
-    }
-    slots[hole].value = kAbsent;
+    backwardShiftErase(slots, mask, i,
+                       [this](const Slot &s) { return homeOf(s.tag); });
     --count;
     return true;
   }
@@ -116,8 +106,7 @@ public:
   }
 
   void clear() {
-    for (Slot &s : slots)
-      s.value = kAbsent;
+    clearSlots(slots);
     count = 0;
   }
 
