@@ -1179,8 +1179,27 @@ int writeGpuPlan(const std::string &path, const Layout &L,
     llvm::errs() << "pool-kernel-check: --gpu-plan needs a row-space model\n";
     return 2;
   }
+  if (!L.rs->slotPositions || !L.rs->numBlocks) {
+    llvm::errs() << "pool-kernel-check: --gpu-plan needs a planned row space\n";
+    return 2;
+  }
   int64_t positions = *L.rs->slotPositions;
   int64_t nb = *L.rs->numBlocks;
+  // The cases copy 256 slots onto 256 others and keep 64 checkpoints in
+  // distinct PAGE units: a layout smaller than that cannot hold them.
+  int64_t units = 1;
+  for (const KernelSpec &k : specs)
+    if (k.kind == "image_store")
+      units = std::max<int64_t>(units, k.idsPerItem() - 1);
+  if (positions < 512 || nb < std::max<int64_t>(64 * units, 192)) {
+    llvm::errs() << "pool-kernel-check: --gpu-plan needs at least 512 slot "
+                    "positions and "
+                 << std::max<int64_t>(64 * units, 192)
+                 << " blocks; this layout has " << positions << " and " << nb
+                 << " (give a larger budget, e.g. --budget 64GiB "
+                    "--max-num-seqs 256)\n";
+    return 2;
+  }
   std::vector<GpuCase> cases;
   addSlotCases(cases, positions, specs);
   addBlockCases(cases, nb, specs);
