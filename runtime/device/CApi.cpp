@@ -392,6 +392,16 @@ poolrt_status poolrt_request_create(int64_t id, const int64_t *prompt, size_t n,
   });
 }
 void poolrt_request_destroy(poolrt_request *r) { delete r; }
+poolrt_status poolrt_request_set_cache_salt(poolrt_request *r, const char *salt,
+                                            size_t n, char *err, size_t len) {
+  return guarded(err, len, [&]() -> poolrt_status {
+    if (!r || (!salt && n))
+      return report(Error::invalid("poolrt_request_set_cache_salt: null argument"),
+                    err, len);
+    Status s = r->request.setCacheSalt(std::string(salt ? salt : "", n));
+    return s.ok() ? POOLRT_OK : report(s.error(), err, len);
+  });
+}
 poolrt_status poolrt_request_append(poolrt_request *r, const int64_t *t, size_t n,
                                     char *err, size_t len) {
   return guarded(err, len, [&]() -> poolrt_status {

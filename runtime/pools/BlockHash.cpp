@@ -47,6 +47,17 @@ BlockHash hashBlock(std::optional<BlockHash> parent, const int64_t *tokens,
   return XXH64_digest(&state);
 }
 
+std::optional<BlockHash> saltRoot(const std::string &salt) {
+  if (salt.empty())
+    return std::nullopt;
+  static const char kTag[] = "poolrt-cache-salt"; // with its NUL
+  XXH64_state_t state;
+  XXH64_reset(&state, 0);
+  XXH64_update(&state, kTag, sizeof kTag);
+  XXH64_update(&state, salt.data(), salt.size());
+  return XXH64_digest(&state);
+}
+
 void hashBlocks(std::optional<BlockHash> parent, const int64_t *tokens,
                 size_t blockTokens, size_t numBlocks, BlockHash *out) {
   for (size_t b = 0; b < numBlocks; ++b) {

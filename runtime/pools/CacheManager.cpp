@@ -146,13 +146,23 @@ void CacheManager::dropCheckpointOf(BlockHash h) {
     groups_->unindex(h);
 }
 
+Status Request::setCacheSalt(std::string salt) {
+  if (!hashCache.empty() || !blockTable.empty() || numHashedTokens > 0)
+    return Error{ErrorKind::State,
+                 "cache salt: request " + std::to_string(id) +
+                     " already has blocks or hashes; set the salt before it "
+                     "is admitted"};
+  cacheSalt = std::move(salt);
+  return Status::success();
+}
+
 int64_t CacheManager::ensureHashes(const Request &r, int64_t n) const {
   n = std::max<int64_t>(0, std::min<int64_t>(n, r.numTokens() / blockSize_));
   std::vector<BlockHash> &cache = r.hashCache;
   if (int64_t(cache.size()) < n) {
     size_t have = cache.size();
     cache.resize(size_t(n));
-    std::optional<BlockHash> parent;
+    std::optional<BlockHash> parent = saltRoot(r.cacheSalt);
     if (have > 0)
       parent = cache[have - 1];
     poolrt::hashBlocks(parent, r.tokens.data() + have * size_t(blockSize_),
@@ -479,7 +489,7 @@ Status CacheManager::hashBlocks(Request &r, int64_t numNew,
   int64_t end = std::min<int64_t>((base + numNew) / hbs, int64_t(r.blockTable.size()));
   if (start >= end)
     return Status::success(); // no full new block: no checkpoint either
-  std::optional<BlockHash> parent;
+  std::optional<BlockHash> parent = saltRoot(r.cacheSalt);
   if (start > 0) {
     BlockHash h = blocks_->hash(r.blockTable[size_t(start - 1)]);
     if (h == kNoHash)

@@ -146,6 +146,11 @@ PYBIND11_MODULE(poolrt, m) {
            }),
            py::arg("prompt"))
       .def_readwrite("num_cached_tokens", &Request::numCachedTokens)
+      .def_property(
+          "cache_salt", [](const Request &r) { return r.cacheSalt; },
+          [](Request &r, std::string salt) { check(r.setCacheSalt(std::move(salt))); },
+          "The tenant's cache salt (vLLM's cache_salt): requests hit only blocks "
+          "published under the same salt. Set before admission; '' for none.")
       .def_readonly("checkpoint_demand_pos", &Request::checkpointDemandPos)
       .def_property_readonly("group", [](const Request &r) { return r.state.group.value; })
       .def_property_readonly("block_table", [](const Request &r) {

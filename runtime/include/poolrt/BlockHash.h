@@ -13,6 +13,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <optional>
+#include <string>
 
 namespace poolrt {
 
@@ -25,6 +26,14 @@ inline constexpr BlockHash kNoHash = ~BlockHash(0);
 /// The hash of one block given its parent's (nullopt for the first block).
 BlockHash hashBlock(std::optional<BlockHash> parent, const int64_t *tokens,
                     size_t count);
+
+/// The parent of a request's first block under a cache salt (vLLM's
+/// `cache_salt`, one per tenant): nullopt for no salt (the reference's
+/// chain), else XXH64 of "poolrt-cache-salt\0" + salt. Folding it into the
+/// first block changes every hash of the chain, so requests of different
+/// tenants never share a prefix hit, and a hit cannot leak by timing what
+/// another tenant asked.
+std::optional<BlockHash> saltRoot(const std::string &salt);
 
 /// Hash `numBlocks` consecutive blocks of `blockTokens` tokens each, chained
 /// from `parent`, into `out`.

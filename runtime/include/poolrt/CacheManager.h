@@ -55,6 +55,10 @@ struct Request {
   bool demandDeclined = false;
   int64_t lastCheckpointPos = 0;
   StateHolder state; // group, fork source, hasPerReqCache, numTokens
+  /// The tenant's cache salt (vLLM's cache_salt): requests hit only blocks
+  /// published under the same salt. Set it before the first canAllocate;
+  /// empty: no salt.
+  std::string cacheSalt;
   /// Chained hashes of the leading full hash blocks, computed once: tokens
   /// only grow, so the prefix's hashes never change.
   mutable std::vector<BlockHash> hashCache;
@@ -64,6 +68,9 @@ struct Request {
   mutable std::vector<uint64_t> printCache;
 
   int64_t numTokens() const { return int64_t(tokens.size()); }
+  /// Sets the cache salt; refused (State) once the request has hashes or
+  /// blocks, whose chain the salt would change.
+  Status setCacheSalt(std::string salt);
 };
 
 /// One kind of per-request state that gates prefix hits and keeps

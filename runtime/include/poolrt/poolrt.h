@@ -141,6 +141,12 @@ poolrt_status poolrt_request_create(int64_t id, const int64_t *prompt,
                                     poolrt_request **out, char *err,
                                     size_t err_len);
 void poolrt_request_destroy(poolrt_request *r);
+/* The tenant's cache salt (`len` bytes; 0 clears it): requests hit only
+ * blocks published under the same salt. Refused once the request has been
+ * admitted. */
+poolrt_status poolrt_request_set_cache_salt(poolrt_request *r, const char *salt,
+                                            size_t len, char *err,
+                                            size_t err_len);
 /* Generated tokens (tokens only grow). */
 poolrt_status poolrt_request_append(poolrt_request *r, const int64_t *tokens,
                                     size_t n, char *err, size_t err_len);
