@@ -21,17 +21,26 @@ pool.model "m" attributes {block_size = 4611686018427387904 : i64, hash_block_si
 
 // -----
 
-// A prefix-hash block is a whole number of blocks.
-// expected-error @+1 {{'pool.model' op hash_block_size 24 must be a positive multiple of block_size 16}}
+// A prefix-hash block is one block: decode-context parallelism > 1 (a hash
+// block of several blocks) is not something the runtime serves.
+// expected-error @+1 {{'pool.model' op hash_block_size 24 must equal block_size 16 (decode-context parallelism > 1 is not supported)}}
 pool.model "m" attributes {block_size = 16 : i64, hash_block_size = 24 : i64} {
   pool.entry_class "kv" "page" {bytes = 1 : i64}
 }
 
 // -----
 
-// hash_block_size 0 is not a positive multiple either.
-// expected-error @+1 {{'pool.model' op hash_block_size 0 must be a positive multiple of block_size 16}}
+// hash_block_size 0 neither.
+// expected-error @+1 {{'pool.model' op hash_block_size 0 must equal block_size 16 (decode-context parallelism > 1 is not supported)}}
 pool.model "m" attributes {block_size = 16 : i64, hash_block_size = 0 : i64} {
+  pool.entry_class "kv" "page" {bytes = 1 : i64}
+}
+
+// -----
+
+// A whole multiple (DCP 2) is refused too.
+// expected-error @+1 {{'pool.model' op hash_block_size 32 must equal block_size 16 (decode-context parallelism > 1 is not supported)}}
+pool.model "m" attributes {block_size = 16 : i64, hash_block_size = 32 : i64} {
   pool.entry_class "kv" "page" {bytes = 1 : i64}
 }
 

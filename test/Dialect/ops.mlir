@@ -24,7 +24,7 @@ pool.model "tiny" attributes {block_size = 256 : i64, hash_block_size = 256 : i6
 
 // Non-default geometry, field attributes and every transfer kind survive.
 // CHECK-LABEL: pool.model "full"
-// CHECK-SAME: block_size = 128 : i64, hash_block_size = 512 : i64, sliding_window = 4096 : i64, spec_depth = 3 : i64
+// CHECK-SAME: block_size = 128 : i64, hash_block_size = 128 : i64, sliding_window = 4096 : i64, spec_depth = 3 : i64
 // CHECK: pool.plane "nope" {dtype = "fp8_e4m3", row_bytes = 512 : i64}
 // CHECK-NEXT: pool.plane "rope" {dtype = "bf16", row_bytes = 128 : i64}
 // CHECK-NEXT: pool.layers [0, 0, 4, 128, 4]
@@ -35,7 +35,7 @@ pool.model "tiny" attributes {block_size = 256 : i64, hash_block_size = 256 : i6
 // CHECK-NEXT: pool.entry_class "s_copy" "state" {bytes = 4096 : i64, entries_per_req = 1 : i64, transfer = #pool.transfer<"copy", layout_id = "dsv4-flash-fp8">}
 // CHECK-NEXT: pool.entry_class "kv" "page" {bytes = 2129920 : i64}
 // CHECK-NEXT: }
-pool.model "full" attributes {block_size = 128 : i64, hash_block_size = 512 : i64, sliding_window = 4096 : i64, spec_depth = 3 : i64} {
+pool.model "full" attributes {block_size = 128 : i64, hash_block_size = 128 : i64, sliding_window = 4096 : i64, spec_depth = 3 : i64} {
   pool.plane "nope" {dtype = "fp8_e4m3", row_bytes = 512 : i64}
   pool.plane "rope" {dtype = "bf16", row_bytes = 128 : i64}
   pool.layers [0, 0, 4, 128, 4]
@@ -96,7 +96,7 @@ pool.model "aliases" attributes {block_size = 16 : i64, hash_block_size = 16 : i
 // CHECK-LABEL: pool.model "second"
 pool.model "empty" attributes {block_size = 16 : i64, hash_block_size = 16 : i64} {
 }
-pool.model "second" attributes {block_size = 16 : i64, hash_block_size = 32 : i64} {
+pool.model "second" attributes {block_size = 16 : i64, hash_block_size = 16 : i64} {
   pool.entry_class "kv" "page" {bytes = 1 : i64}
 }
 

@@ -39,9 +39,13 @@ LogicalResult ModelOp::verify() {
   if (bs < 1 || bs > poolrt::kMaxBlockSize)
     return emitOpError("block_size must be in 1..")
            << poolrt::kMaxBlockSize << ", got " << bs;
-  if (hbs < 1 || hbs % bs != 0)
+  // A hash block of several blocks is decode-context parallelism > 1,
+  // which the runtime does not serve: the compiler never writes what the
+  // runtime would refuse.
+  if (hbs != bs)
     return emitOpError("hash_block_size ")
-           << hbs << " must be a positive multiple of block_size " << bs;
+           << hbs << " must equal block_size " << bs
+           << " (decode-context parallelism > 1 is not supported)";
   if (s64(getSlidingWindow()) < 0)
     return emitOpError("sliding_window must be >= 0, got ")
            << s64(getSlidingWindow());

@@ -288,10 +288,11 @@ public:
     m.hashBlockSize = root["hash_block_size"]
                           ? integer(root["hash_block_size"], "hash_block_size", 1)
                           : m.blockSize;
-    if (m.hashBlockSize % m.blockSize != 0)
+    if (m.hashBlockSize != m.blockSize)
       fail(root["hash_block_size"], "hash_block_size",
-           "expected a multiple of block_size " + std::to_string(m.blockSize) +
-               ", got " + std::to_string(m.hashBlockSize));
+           "expected block_size " + std::to_string(m.blockSize) +
+               " (decode-context parallelism > 1 is not supported), got " +
+               std::to_string(m.hashBlockSize));
     if (root["sliding_window"])
       m.slidingWindow = integer(root["sliding_window"], "sliding_window", 0);
     if (root["speculation_depth"])
