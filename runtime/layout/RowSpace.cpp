@@ -273,6 +273,12 @@ Result<int64_t> RowSpaceGeometry::windowIndex(int64_t layer, int64_t slot,
   if (ringPos < 0 || ringPos >= ringSlots_)
     return Error::invalid("ring position " + std::to_string(ringPos) +
                           " outside 0.." + std::to_string(ringSlots_));
+  // A physical slot the plane holds: positions slotOrigin() up to
+  // slotPositions() (anything else would name rows outside the plane).
+  if (slot < slotOrigin() || slot >= slotPositions_)
+    return Error::invalid("slot " + std::to_string(slot) + " outside " +
+                          std::to_string(slotOrigin()) + ".." +
+                          std::to_string(slotPositions_));
   auto c = layerClass(layer);
   if (!c)
     return c.error();

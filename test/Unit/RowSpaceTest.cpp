@@ -109,3 +109,46 @@ TEST(RowSpace, WindowRowsAreForNonNegativePositions) {
 }
 
 } // namespace
+
+// Every index function at each side of each of its bounds: the last valid
+// value is accepted, the first invalid one refused (a mutation turning a
+// `>=` into `>` must fail here).
+TEST(RowSpace, IndexBoundsAreExact) {
+  auto g = RowSpaceGeometry::create(flashTrunk(), 5, 3, 131, 256, std::nullopt,
+                                    100);
+  ASSERT_TRUE(g.ok()) << g.error().message;
+  int64_t nb = g->numBlocks(), ns = g->numSlots();
+  // compressIndex: block in [0, num_blocks), row in [0, block_rows).
+  const int64_t csaLayer = 2, hcaLayer = 3; // ratios 4 and 128
+  int64_t csaRows = 256 / 4, hcaRows = 256 / 128;
+  EXPECT_TRUE(g->compressIndex(csaLayer, nb - 1, csaRows - 1).ok());
+  EXPECT_FALSE(g->compressIndex(csaLayer, nb, 0).ok());
+  EXPECT_FALSE(g->compressIndex(csaLayer, -1, 0).ok());
+  EXPECT_FALSE(g->compressIndex(csaLayer, 0, csaRows).ok());
+  EXPECT_FALSE(g->compressIndex(csaLayer, 0, -1).ok());
+  EXPECT_TRUE(g->compressIndex(hcaLayer, 0, hcaRows - 1).ok());
+  EXPECT_FALSE(g->compressIndex(hcaLayer, 0, hcaRows).ok());
+  EXPECT_FALSE(g->compressIndex(0, 0, 0).ok()); // dense: no compressed KV
+  // The last block's last row ends before the slots begin.
+  int64_t lastRow = *g->layerBaseRow(csaLayer) +
+                    *g->compressIndex(csaLayer, nb - 1, csaRows - 1);
+  EXPECT_LT(lastRow, nb * g->envelopeRows());
+  // physicalSlot: group in [0, num_slots).
+  EXPECT_TRUE(g->physicalSlot(ns - 1).ok());
+  EXPECT_FALSE(g->physicalSlot(ns).ok());
+  EXPECT_FALSE(g->physicalSlot(-1).ok());
+  // windowIndex: ring position in [0, ring_slots), slot in the plane.
+  int64_t top = *g->physicalSlot(0);
+  EXPECT_TRUE(g->windowIndex(0, top, 130).ok());
+  EXPECT_FALSE(g->windowIndex(0, top, 131).ok());
+  EXPECT_FALSE(g->windowIndex(0, top, -1).ok());
+  EXPECT_FALSE(g->windowIndex(0, g->slotPositions(), 0).ok());
+  EXPECT_TRUE(g->windowIndex(0, g->slotOrigin(), 0).ok());
+  EXPECT_FALSE(g->windowIndex(0, g->slotOrigin() - 1, 0).ok());
+  auto row = g->windowIndex(0, top, 130);
+  EXPECT_LT(*row + *g->layerBaseRow(0), g->planeRows());
+  // layerClass: layer in [0, num_layers).
+  EXPECT_TRUE(g->layerClass(int64_t(flashTrunk().size()) - 1).ok());
+  EXPECT_FALSE(g->layerClass(int64_t(flashTrunk().size())).ok());
+  EXPECT_FALSE(g->layerClass(-1).ok());
+}
