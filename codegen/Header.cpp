@@ -58,7 +58,7 @@ bool mlir::pool::emitAddressHeader(ModuleOp module, llvm::raw_ostream &os,
     return false;
   }
   ModelOp model = *models.begin();
-  if (!model.getAllocationBytes()) {
+  if (!model.isPlanned()) {
     error = "the model is not planned (run pool-plan-pools first)";
     return false;
   }
@@ -95,7 +95,7 @@ bool mlir::pool::emitAddressHeader(ModuleOp module, llvm::raw_ostream &os,
     "bytes of the one allocation every region is carved from");
   os << "\n";
 
-  for (EntryClassOp cls : model.getBodyBlock().getOps<EntryClassOp>()) {
+  for (EntryClassOp cls : model.getEntryClasses()) {
     std::string n = constName(cls.getName());
     os << "// entry class '" << cls.getName() << "' (" << cls.getPool()
        << ")\n";
@@ -109,13 +109,11 @@ bool mlir::pool::emitAddressHeader(ModuleOp module, llvm::raw_ostream &os,
   }
   os << "\n";
 
-  RowSpaceOp rs;
-  for (RowSpaceOp r : model.getBodyBlock().getOps<RowSpaceOp>())
-    rs = r;
+  RowSpaceOp rs = model.getRowSpace();
 
   // State fields: offsets inside an entry (no row space) or inside the
   // slot of their plane (row space), layer-major.
-  for (StateFieldOp f : model.getBodyBlock().getOps<StateFieldOp>()) {
+  for (StateFieldOp f : model.getStateFields()) {
     if (!f.getOffset())
       continue;
     std::string n = constName(f.getName());
@@ -130,7 +128,7 @@ bool mlir::pool::emitAddressHeader(ModuleOp module, llvm::raw_ostream &os,
     os << "constexpr i64 kField" << n << "LayerBytes = "
        << (layers > 0 ? bytes / layers : 0) << "LL;\n";
   }
-  for (EntryClassOp cls : model.getBodyBlock().getOps<EntryClassOp>()) {
+  for (EntryClassOp cls : model.getEntryClasses()) {
     if (!cls.getArenaBytes() || rs)
       continue;
     std::string n = constName(cls.getName());
@@ -198,14 +196,11 @@ bool mlir::pool::emitAddressHeader(ModuleOp module, llvm::raw_ostream &os,
                         ? int64_t(i) * int64_t(rs.getRingSlots())
                         : cl.getEnvelopeOffset() + int64_t(i) * cl.getBlockRows();
   }
-  for (StateFieldOp f : model.getBodyBlock().getOps<StateFieldOp>()) {
+  for (StateFieldOp f : model.getStateFields()) {
     if (!f.getRowsPerWindowRow())
       continue;
     int64_t k = int64_t(*f.getRowsPerWindowRow());
-    int64_t w = 0;
-    for (PlaneOp p : model.getBodyBlock().getOps<PlaneOp>())
-      if (p.getName() == *f.getPlane())
-        w = int64_t(p.getRowBytes());
+    int64_t w = int64_t(model.findPlane(*f.getPlane()).getRowBytes());
     int64_t offRows = int64_t(*f.getOffset()) / w;
     int64_t origin = int64_t(*rs.getSlotPositions()) - held;
     int64_t slotRows = int64_t(rs.getSlotRows()) / k;

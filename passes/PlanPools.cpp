@@ -1,7 +1,6 @@
 //===- PlanPools.cpp - Size every pool from a byte budget -----------------===//
 
 #include "dialects/Pool/IR/PoolOps.h"
-#include "passes/ModelUtil.h"
 #include "passes/Passes.h"
 
 #include "poolrt/Checked.h"
@@ -28,9 +27,9 @@ LogicalResult planModel(ModelOp model, int64_t budget, int64_t maxNumSeqs,
   Builder b(model.getContext());
   SmallVector<EntryClassOp> ops;
   std::vector<poolrt::SubPoolSpec> specs;
-  if (failed(requireMergedClasses(model)))
+  if (failed(model.requireMergedClasses()))
     return failure();
-  for (EntryClassOp cls : model.getBodyBlock().getOps<EntryClassOp>()) {
+  for (EntryClassOp cls : model.getEntryClasses()) {
     if (!cls.getEntryBytes())
       return cls.emitOpError("entry class '")
              << cls.getName()
@@ -80,7 +79,7 @@ LogicalResult planModel(ModelOp model, int64_t budget, int64_t maxNumSeqs,
   // slots; the PAGE class's explicit bytes (an indexer riding the block
   // table) get their own region after them. Otherwise the PAGE region
   // first, then the STATE arenas in declaration order. Starts 256-aligned.
-  RowSpaceOp rowSpace = getRowSpace(model);
+  RowSpaceOp rowSpace = model.getRowSpace();
   std::optional<poolrt::RowSpaceGeometry> geo;
   std::vector<int64_t> sizes;
   SmallVector<EntryClassOp> regionOwner; // null for a plane

@@ -1,7 +1,6 @@
 //===- PoolVerify.cpp - Check that a model can be compiled ----------------===//
 
 #include "dialects/Pool/IR/PoolOps.h"
-#include "passes/ModelUtil.h"
 #include "passes/Passes.h"
 
 #include "poolrt/StateArena.h"
@@ -61,8 +60,8 @@ LogicalResult verifyModel(ModelOp model) {
     return diag;
   }
 
-  bool rowSpace = inRowSpace(model);
-  LayersOp layers = getLayersOp(model);
+  bool rowSpace = model.inRowSpace();
+  LayersOp layers = model.getLayersOp();
   if (rowSpace) {
     if (!layers)
       return model.emitOpError("model '")

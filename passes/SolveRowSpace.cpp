@@ -7,7 +7,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "passes/ModelUtil.h"
+#include "dialects/Pool/IR/PoolOps.h"
 #include "passes/Passes.h"
 
 #include "poolrt/Checked.h"
@@ -32,16 +32,16 @@ SmallVector<int64_t> flatten(ArrayRef<poolrt::Run> runs) {
 }
 
 LogicalResult solveModel(ModelOp model, llvm::Statistic &numRowSpaces) {
-  if (!inRowSpace(model))
+  if (!model.inRowSpace())
     return success();
   MLIRContext *ctx = model.getContext();
   Builder b(ctx);
-  LayersOp layers = getLayersOp(model);
-  EntryClassOp slot = getSlotClass(model), page = getPageClass(model);
+  LayersOp layers = model.getLayersOp();
+  EntryClassOp slot = model.getSlotClass(), page = model.getPageClass();
   if (!layers || !slot || !page)
     return model.emitOpError("a row space needs layers, a derived PAGE class "
                              "and a derived STATE (slot) class; run pool-verify");
-  SmallVector<PlaneOp> planes = getPlanes(model);
+  SmallVector<PlaneOp> planes = model.getPlanes();
   SmallVector<int64_t> widths;
   SmallVector<StringRef> names;
   int64_t sumW = 0;
@@ -58,7 +58,7 @@ LogicalResult solveModel(ModelOp model, llvm::Statistic &numRowSpaces) {
   // Windows carried as state fields: k plane rows per window row.
   int64_t slotAlign = 2;
   SmallVector<StateFieldOp> windowFields;
-  for (StateFieldOp f : fieldsOf(model, slot.getName())) {
+  for (StateFieldOp f : model.fieldsOf(slot.getName())) {
     if (!f.getWindow())
       continue;
     windowFields.push_back(f);
@@ -75,10 +75,7 @@ LogicalResult solveModel(ModelOp model, llvm::Statistic &numRowSpaces) {
              << " layers are absent (-1) from the row space";
     int64_t rowBytes = field.bytesPerEntry() / std::max<int64_t>(1, field.layers) /
                        field.shape[0];
-    PlaneOp plane;
-    for (PlaneOp p : planes)
-      if (f.getPlane() && p.getName() == *f.getPlane())
-        plane = p;
+    PlaneOp plane = f.getPlane() ? model.findPlane(*f.getPlane()) : PlaneOp();
     if (!plane || !f.getOffset())
       return f.emitOpError("window field '")
              << f.getName()
@@ -112,10 +109,7 @@ LogicalResult solveModel(ModelOp model, llvm::Statistic &numRowSpaces) {
   if (!geo)
     return layers.emitOpError(geo.error().message);
   for (StateFieldOp f : windowFields) {
-    int64_t w = 0;
-    for (PlaneOp p : planes)
-      if (p.getName() == *f.getPlane())
-        w = int64_t(p.getRowBytes());
+    int64_t w = int64_t(model.findPlane(*f.getPlane()).getRowBytes());
     auto params = geo->fieldWindowParams(int64_t(*f.getOffset()) / w,
                                          int64_t(*f.getRowsPerWindowRow()));
     if (!params)
@@ -177,7 +171,7 @@ LogicalResult solveModel(ModelOp model, llvm::Statistic &numRowSpaces) {
         params.runRows));
   }
 
-  if (RowSpaceOp old = getRowSpace(model))
+  if (RowSpaceOp old = model.getRowSpace())
     old.erase();
   OpBuilder ob(ctx);
   ob.setInsertionPointToEnd(&model.getBodyBlock());
