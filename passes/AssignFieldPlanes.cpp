@@ -82,9 +82,8 @@ LogicalResult assignModel(ModelOp model, llvm::Statistic &numAssignments) {
 struct AssignFieldPlanes : impl::AssignFieldPlanesBase<AssignFieldPlanes> {
   using AssignFieldPlanesBase::AssignFieldPlanesBase;
   void runOnOperation() override {
-    for (ModelOp model : getOperation().getOps<ModelOp>())
-      if (failed(assignModel(model, numAssignments)))
-        return signalPassFailure();
+    if (failed(assignModel(getOperation(), numAssignments)))
+      return signalPassFailure();
   }
 };
 } // namespace

@@ -234,9 +234,8 @@ LogicalResult checkModel(ModelOp model, llvm::Statistic &numProofs) {
 struct CheckAddressing : impl::CheckAddressingBase<CheckAddressing> {
   using CheckAddressingBase::CheckAddressingBase;
   void runOnOperation() override {
-    for (ModelOp model : getOperation().getOps<ModelOp>())
-      if (failed(checkModel(model, numProofs)))
-        return signalPassFailure();
+    if (failed(checkModel(getOperation(), numProofs)))
+      return signalPassFailure();
   }
 };
 } // namespace

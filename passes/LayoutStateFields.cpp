@@ -167,9 +167,8 @@ LogicalResult layoutModel(ModelOp model, llvm::Statistic &numArenas,
 struct LayoutStateFields : impl::LayoutStateFieldsBase<LayoutStateFields> {
   using LayoutStateFieldsBase::LayoutStateFieldsBase;
   void runOnOperation() override {
-    for (ModelOp model : getOperation().getOps<ModelOp>())
-      if (failed(layoutModel(model, numArenas, numFields)))
-        return signalPassFailure();
+    if (failed(layoutModel(getOperation(), numArenas, numFields)))
+      return signalPassFailure();
   }
 };
 } // namespace

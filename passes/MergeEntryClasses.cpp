@@ -77,9 +77,8 @@ LogicalResult mergeModel(ModelOp model, llvm::Statistic &numMerged) {
 struct MergeEntryClasses : impl::MergeEntryClassesBase<MergeEntryClasses> {
   using MergeEntryClassesBase::MergeEntryClassesBase;
   void runOnOperation() override {
-    for (ModelOp model : getOperation().getOps<ModelOp>())
-      if (failed(mergeModel(model, numMerged)))
-        return signalPassFailure();
+    if (failed(mergeModel(getOperation(), numMerged)))
+      return signalPassFailure();
   }
 };
 } // namespace

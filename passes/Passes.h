@@ -2,6 +2,8 @@
 #ifndef POOL_PASSES_H
 #define POOL_PASSES_H
 
+#include "dialects/Pool/IR/PoolOps.h"
+
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/Pass/Pass.h"
 #include "mlir/Pass/PassManager.h"

@@ -4,7 +4,7 @@
 
 include "mlir/Pass/PassBase.td"
 
-def PoolVerify : Pass<"pool-verify", "::mlir::ModuleOp"> {
+def PoolVerify : Pass<"pool-verify", "::mlir::pool::ModelOp"> {
   let summary = "Check that every pool.model can be compiled";
   let description = [{
     The op verifiers check that each declaration is well formed; this pass
@@ -30,7 +30,7 @@ def PoolVerify : Pass<"pool-verify", "::mlir::ModuleOp"> {
   ];
 }
 
-def MergeEntryClasses : Pass<"pool-merge-entry-classes", "::mlir::ModuleOp"> {
+def MergeEntryClasses : Pass<"pool-merge-entry-classes", "::mlir::pool::ModelOp"> {
   let summary = "Merge entry classes that share a name";
   let description = [{
     Declarations that share a name share an index space (an Eagle3 draft or an
@@ -55,7 +55,7 @@ def MergeEntryClasses : Pass<"pool-merge-entry-classes", "::mlir::ModuleOp"> {
   ];
 }
 
-def AssignFieldPlanes : Pass<"pool-assign-field-planes", "::mlir::ModuleOp"> {
+def AssignFieldPlanes : Pass<"pool-assign-field-planes", "::mlir::pool::ModelOp"> {
   let summary = "Split a row space's state fields across its planes in the fewest rows";
   let description = [{
     In a model with planes, the slot class's state arena takes the same
@@ -85,7 +85,7 @@ def AssignFieldPlanes : Pass<"pool-assign-field-planes", "::mlir::ModuleOp"> {
   ];
 }
 
-def LayoutStateFields : Pass<"pool-layout-state-fields", "::mlir::ModuleOp"> {
+def LayoutStateFields : Pass<"pool-layout-state-fields", "::mlir::pool::ModelOp"> {
   let summary = "Lay out each STATE class's fields in an entry-major arena";
   let description = [{
     For every STATE class with state fields: places the fields in declared
@@ -114,7 +114,7 @@ def LayoutStateFields : Pass<"pool-layout-state-fields", "::mlir::ModuleOp"> {
   ];
 }
 
-def SolveRowSpace : Pass<"pool-solve-row-space", "::mlir::ModuleOp"> {
+def SolveRowSpace : Pass<"pool-solve-row-space", "::mlir::pool::ModelOp"> {
   let summary = "Solve the row space: envelope, entry, slot, windows, image";
   let description = [{
     For a model with planes and layers: groups the layers by compress ratio
@@ -144,7 +144,7 @@ def SolveRowSpace : Pass<"pool-solve-row-space", "::mlir::ModuleOp"> {
   ];
 }
 
-def CheckAddressing : Pass<"pool-check-addressing", "::mlir::ModuleOp"> {
+def CheckAddressing : Pass<"pool-check-addressing", "::mlir::pool::ModelOp"> {
   let summary = "Prove a planned layout addressable and free of overlaps";
   let description = [{
     Run after `pool-plan-pools`. Proves, by interval arithmetic on the
@@ -168,7 +168,7 @@ def CheckAddressing : Pass<"pool-check-addressing", "::mlir::ModuleOp"> {
   ];
 }
 
-def PlanPools : Pass<"pool-plan-pools", "::mlir::ModuleOp"> {
+def PlanPools : Pass<"pool-plan-pools", "::mlir::pool::ModelOp"> {
   let summary = "Size every pool from a byte budget";
   let description = [{
     STATE classes first: `max-num-seqs * entries_per_req + extra_entries`

@@ -205,21 +205,20 @@ LogicalResult planModel(ModelOp model, int64_t budget, int64_t maxNumSeqs,
 struct PlanPools : impl::PlanPoolsBase<PlanPools> {
   using PlanPoolsBase::PlanPoolsBase;
   void runOnOperation() override {
-    ModuleOp module = getOperation();
+    ModelOp model = getOperation();
     if (budget == std::numeric_limits<int64_t>::min()) {
-      module.emitError("pool-plan-pools needs a budget (budget=BYTES)");
+      model.emitError("pool-plan-pools needs a budget (budget=BYTES)");
       return signalPassFailure();
     }
     if (maxNumSeqs < 0) {
       // Streaming the Option itself picks Diagnostic's `char` overload.
-      module.emitError("pool-plan-pools needs max-num-seqs >= 0, got ")
+      model.emitError("pool-plan-pools needs max-num-seqs >= 0, got ")
           << static_cast<int64_t>(maxNumSeqs);
       return signalPassFailure();
     }
-    for (ModelOp model : module.getOps<ModelOp>())
-      if (failed(planModel(model, budget, maxNumSeqs, ppMinBlocks, fitAllocation,
-                           numPageEntries, numStateEntries)))
-        return signalPassFailure();
+    if (failed(planModel(model, budget, maxNumSeqs, ppMinBlocks, fitAllocation,
+                         numPageEntries, numStateEntries)))
+      return signalPassFailure();
   }
 };
 } // namespace

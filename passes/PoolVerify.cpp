@@ -149,11 +149,9 @@ LogicalResult verifyModel(ModelOp model) {
 struct PoolVerify : impl::PoolVerifyBase<PoolVerify> {
   using PoolVerifyBase::PoolVerifyBase;
   void runOnOperation() override {
-    for (ModelOp model : getOperation().getOps<ModelOp>()) {
-      ++numModels;
-      if (failed(verifyModel(model)))
-        return signalPassFailure();
-    }
+    ++numModels;
+    if (failed(verifyModel(getOperation())))
+      return signalPassFailure();
     markAllAnalysesPreserved();
   }
 };

@@ -193,9 +193,8 @@ LogicalResult solveModel(ModelOp model, llvm::Statistic &numRowSpaces) {
 struct SolveRowSpace : impl::SolveRowSpaceBase<SolveRowSpace> {
   using SolveRowSpaceBase::SolveRowSpaceBase;
   void runOnOperation() override {
-    for (ModelOp model : getOperation().getOps<ModelOp>())
-      if (failed(solveModel(model, numRowSpaces)))
-        return signalPassFailure();
+    if (failed(solveModel(getOperation(), numRowSpaces)))
+      return signalPassFailure();
   }
 };
 } // namespace
