@@ -204,12 +204,13 @@ def PlanPools : Pass<"pool-plan-pools", "::mlir::pool::ModelOp"> {
     ```
   }];
   let options = [
-    Option<"budget", "budget", "int64_t", /*default=*/"std::numeric_limits<int64_t>::min()",
-           "Bytes available to the pools (required)">,
+    Option<"budget", "budget", "int64_t", /*default=*/"::mlir::pool::kNoBudget",
+           "Bytes available to the pools (required; >= 0)">,
     Option<"maxNumSeqs", "max-num-seqs", "int64_t", /*default=*/"-1",
            "Requests in flight at once (required; >= 0)">,
-    Option<"ppMinBlocks", "pp-min-blocks", "int64_t", /*default=*/"-1",
-           "Minimum PAGE block count over pipeline stages (-1: none)">,
+    Option<"ppMinBlocks", "pp-min-blocks", "int64_t",
+           /*default=*/"::mlir::pool::kNoPpMinBlocks",
+           "Minimum PAGE block count over pipeline stages (>= 0; not given: none)">,
     Option<"fitAllocation", "fit-allocation", "bool", /*default=*/"false",
            "Lower the PAGE count until the one allocation fits the budget">,
   ];

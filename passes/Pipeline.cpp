@@ -3,7 +3,7 @@
 #include "passes/Passes.h"
 
 void mlir::pool::buildPoolPipeline(OpPassManager &pm,
-                                   const PlanOptions &options) {
+                                   const PlanPoolsOptions &options) {
   // Every pass works on one pool.model (IsolatedFromAbove): the models of a
   // module are independent.
   OpPassManager &models = pm.nest<ModelOp>();
@@ -12,11 +12,6 @@ void mlir::pool::buildPoolPipeline(OpPassManager &pm,
   models.addPass(createAssignFieldPlanes());
   models.addPass(createLayoutStateFields());
   models.addPass(createSolveRowSpace());
-  PlanPoolsOptions plan;
-  plan.budget = options.budget;
-  plan.maxNumSeqs = options.maxNumSeqs;
-  plan.ppMinBlocks = options.ppMinBlocks;
-  plan.fitAllocation = options.fitAllocation;
-  models.addPass(createPlanPools(plan));
+  models.addPass(createPlanPools(options));
   models.addPass(createCheckAddressing());
 }

@@ -65,12 +65,13 @@ LogicalResult planModel(ModelOp model, int64_t budget, int64_t maxNumSeqs,
     return diag;
   }
   poolrt::PoolPlan solved = plan.take();
-  if (ppMinBlocks >= 0 && ppMinBlocks < solved.pagedEntries()) {
+  bool reconcile = ppMinBlocks != kNoPpMinBlocks;
+  if (reconcile && ppMinBlocks < solved.pagedEntries()) {
     auto reconciled = solved.withPagedEntries(ppMinBlocks);
     if (!reconciled)
       return model.emitOpError(reconciled.error().message);
     solved = reconciled.take();
-  } else if (ppMinBlocks >= 0 && !solved.pagedClass()) {
+  } else if (reconcile && !solved.pagedClass()) {
     return model.emitOpError("pp-min-blocks given, but the model has no PAGE "
                              "entry class to reconcile");
   }
@@ -206,14 +207,25 @@ struct PlanPools : impl::PlanPoolsBase<PlanPools> {
   using PlanPoolsBase::PlanPoolsBase;
   void runOnOperation() override {
     ModelOp model = getOperation();
-    if (budget == std::numeric_limits<int64_t>::min()) {
+    // Streaming an Option itself picks Diagnostic's `char` overload.
+    int64_t bytes = budget, seqs = maxNumSeqs, minBlocks = ppMinBlocks;
+    if (bytes == kNoBudget) {
       model.emitError("pool-plan-pools needs a budget (budget=BYTES)");
       return signalPassFailure();
     }
-    if (maxNumSeqs < 0) {
-      // Streaming the Option itself picks Diagnostic's `char` overload.
-      model.emitError("pool-plan-pools needs max-num-seqs >= 0, got ")
-          << static_cast<int64_t>(maxNumSeqs);
+    if (bytes < 0) {
+      model.emitError("pool-plan-pools needs a budget >= 0 bytes, got ")
+          << bytes;
+      return signalPassFailure();
+    }
+    if (seqs < 0) {
+      model.emitError("pool-plan-pools needs max-num-seqs >= 0, got ") << seqs;
+      return signalPassFailure();
+    }
+    if (minBlocks != kNoPpMinBlocks && minBlocks < 0) {
+      model.emitError("pool-plan-pools needs pp-min-blocks >= 0 when given, "
+                      "got ")
+          << minBlocks;
       return signalPassFailure();
     }
     if (failed(planModel(model, budget, maxNumSeqs, ppMinBlocks, fitAllocation,

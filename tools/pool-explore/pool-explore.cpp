@@ -80,8 +80,8 @@ Compiled compile(const std::string &path,
   ::pool::CompileOptions opts;
   opts.input = path;
   opts.params = ps;
-  opts.budget = budget;
-  opts.maxNumSeqs = seqs;
+  opts.planPools.budget = budget;
+  opts.planPools.maxNumSeqs = seqs;
   opts.onError = [&](const std::string &msg) {
     if (firstError.empty())
       firstError = msg;

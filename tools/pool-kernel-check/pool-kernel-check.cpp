@@ -869,8 +869,8 @@ int main(int argc, char **argv) {
   SourceMgrDiagnosticHandler handler(sm, &ctx);
   ::pool::CompileOptions opts;
   opts.input = inputFile;
-  opts.budget = *budget;
-  opts.maxNumSeqs = maxNumSeqs;
+  opts.planPools.budget = *budget;
+  opts.planPools.maxNumSeqs = maxNumSeqs;
   for (const std::string &p : params) {
     std::pair<std::string, int64_t> kv;
     if (!::pool::parseParamArg(p, kv, why)) {

@@ -112,12 +112,13 @@ int main(int argc, char **argv) {
     auto b = ::pool::parseByteSize(budgetArg, why);
     if (!b)
       return usage("--budget '" + budgetArg + "': " + why);
-    opts.budget = *b;
+    opts.planPools.budget = *b;
     if (maxNumSeqs < 0)
       return usage("--max-num-seqs N (>= 0) is required");
-    opts.maxNumSeqs = maxNumSeqs;
-    opts.ppMinBlocks = ppMinBlocks;
-    opts.fitAllocation = fitAllocation;
+    opts.planPools.maxNumSeqs = maxNumSeqs;
+    if (ppMinBlocks.getNumOccurrences()) // a negative one is refused
+      opts.planPools.ppMinBlocks = ppMinBlocks;
+    opts.planPools.fitAllocation = fitAllocation;
   }
 
   MLIRContext ctx;
