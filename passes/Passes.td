@@ -193,7 +193,9 @@ def PlanPools : Pass<"pool-plan-pools", "::mlir::pool::ModelOp"> {
     allocation is the planes (each `plane_rows * width`, tight:
     `plane_rows` fits the slots plus the blocks), then the PAGE class's
     explicit part (e.g. an indexer riding the block table), then any other
-    STATE class; the `pool.row_space` op records the split.
+    STATE class; the `pool.row_space` op records the split. Its rows
+    (envelope, slot) are read from that op, never re-solved here: the
+    carving is `poolrt::carveWithinBudget` (runtime/layout/Plan.cpp).
 
     Requires `entry_bytes` (run `pool-layout-state-fields` first).
 
