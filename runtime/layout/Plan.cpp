@@ -16,6 +16,18 @@ Error fail(PlanFault *fault, PlanFault where, Error e) {
   return e;
 }
 
+/// `plan` with `pagedEntries` PAGE entries, carved.
+Result<FittedPlan> carvedWith(const PoolPlan &plan, int64_t pagedEntries,
+                              const AllocationShape &shape, PlanFault *fault) {
+  auto counts = plan.withPagedEntries(pagedEntries);
+  if (!counts)
+    return fail(fault, PlanFault::Allocation, counts.error());
+  auto carved = carveAllocation(counts.value(), shape, fault);
+  if (!carved)
+    return carved.error();
+  return FittedPlan{counts.take(), carved.take()};
+}
+
 } // namespace
 
 Result<Carving> carveAllocation(const PoolPlan &plan,
@@ -99,24 +111,15 @@ Result<FittedPlan> carveWithinBudget(const PoolPlan &plan,
   int64_t lo = 0, hi = plan.pagedEntries();
   while (lo < hi) {
     int64_t mid = lo + (hi - lo + 1) / 2;
-    auto trial = plan.withPagedEntries(mid);
+    auto trial = carvedWith(plan, mid, shape, fault);
     if (!trial)
-      return fail(fault, PlanFault::Allocation, trial.error());
-    auto c = carveAllocation(trial.value(), shape, fault);
-    if (!c)
-      return c.error();
-    if (c->total <= budget)
+      return trial.error();
+    if (trial->carving.total <= budget)
       lo = mid;
     else
       hi = mid - 1;
   }
-  auto fitted = plan.withPagedEntries(lo);
-  if (!fitted)
-    return fail(fault, PlanFault::Allocation, fitted.error());
-  auto c = carveAllocation(fitted.value(), shape, fault);
-  if (!c)
-    return c.error();
-  return FittedPlan{fitted.take(), c.take()};
+  return carvedWith(plan, lo, shape, fault);
 }
 
 } // namespace poolrt

@@ -47,12 +47,7 @@ Result<int64_t> slotRowsFor(int64_t arenaRows, int64_t entryRows,
     return Error::invalid("slot_align_rows must be positive, got " +
                           std::to_string(slotAlignRows));
   auto rows = checkedAdd(arenaRows, entryRows, "slot rows");
-  if (!rows)
-    return rows.error();
-  auto padded = checkedAdd(*rows, slotAlignRows - 1, "slot rows");
-  if (!padded)
-    return padded.error();
-  return *padded / slotAlignRows * slotAlignRows;
+  return rows ? checkedAlignUp(*rows, slotAlignRows, "slot rows") : rows;
 }
 
 Result<int64_t> tightPlaneRows(int64_t numBlocks, int64_t envelopeRows,

@@ -34,6 +34,18 @@ RowSpaceRows rowSpace() {
   return rows;
 }
 
+/// planes_only's counts: 2 slots of 10,240 B, 15 blocks of 65,536 B.
+PoolPlan rowSpacePlan() {
+  return planPools({page("kv", 65536), state("state", 10240, 1)}, 1048576, 2)
+      .take();
+}
+AllocationShape rowSpaceShape() {
+  AllocationShape shape;
+  shape.classes = {{"kv", std::nullopt}, {"state", std::nullopt}};
+  shape.rowSpace = rowSpace();
+  return shape;
+}
+
 TEST(Plan, CarvesPageFirstThenStateAligned) {
   // pp_state_floor_first (test/Passes/plan-pools.mlir): kv 2 x 1000 B,
   // recurrent 16 x 500 B; the second region starts on a 256 boundary.
@@ -55,11 +67,8 @@ TEST(Plan, CarvesPageFirstThenStateAligned) {
 TEST(Plan, RowSpaceSplitIsTight) {
   // planes_only (test/Passes/plan-pools.mlir): 64-row envelopes, 10-row
   // slots, 15 blocks and 2 slots in one 1024 B plane.
-  PoolPlan plan = planPools({page("kv", 65536), state("state", 10240, 1)},
-                            1048576, 2)
-                      .take();
-  AllocationShape shape;
-  shape.classes = {{"kv", std::nullopt}, {"state", std::nullopt}};
+  PoolPlan plan = rowSpacePlan();
+  AllocationShape shape = rowSpaceShape();
   shape.rowSpace = rowSpace();
   auto c = carveAllocation(plan, shape);
   ASSERT_TRUE(c.ok()) << c.error().message;
@@ -102,11 +111,8 @@ TEST(Plan, RowSpaceNamingAnUnplannedClassIsItsFault) {
 }
 
 TEST(Plan, StaleRowSpaceIsRefusedNotCarved) {
-  PoolPlan plan = planPools({page("kv", 65536), state("state", 10240, 1)},
-                            1048576, 2)
-                      .take();
-  AllocationShape shape;
-  shape.classes = {{"kv", std::nullopt}, {"state", std::nullopt}};
+  PoolPlan plan = rowSpacePlan();
+  AllocationShape shape = rowSpaceShape();
   for (int what = 0; what < 2; ++what) {
     shape.rowSpace = rowSpace();
     if (what == 0)

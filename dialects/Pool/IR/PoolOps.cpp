@@ -127,17 +127,17 @@ bool ModelOp::isPlanned() {
 }
 
 LogicalResult ModelOp::requireMergedClasses() {
-  llvm::StringMap<EntryClassOp> seen;
+  llvm::StringMap<EntryClassOp> first;
   for (EntryClassOp cls : getEntryClasses()) {
-    auto [it, inserted] = seen.try_emplace(cls.getName(), cls);
-    if (inserted)
+    EntryClassOp earlier = first.try_emplace(cls.getName(), cls).first->second;
+    if (earlier == cls)
       continue;
-    auto diag = cls.emitOpError("entry class '")
-                << cls.getName()
-                << "' is declared more than once; run "
-                   "pool-merge-entry-classes first";
-    diag.attachNote(it->second.getLoc()) << "first declared here";
-    return diag;
+    InFlightDiagnostic repeat = cls.emitOpError();
+    repeat << "entry class '" << cls.getName()
+           << "' is declared more than once; run pool-merge-entry-classes "
+              "first";
+    repeat.attachNote(earlier.getLoc()) << "first declared here";
+    return repeat;
   }
   return success();
 }
