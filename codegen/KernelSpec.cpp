@@ -362,17 +362,15 @@ int mlir::pool::idIndex(const KernelSpec &k, const CopySegment &seg, bool src) {
   return -1;
 }
 
-std::vector<KernelSpec> mlir::pool::deriveKernelSpecs(ModuleOp module) {
+FailureOr<std::vector<KernelSpec>>
+mlir::pool::deriveKernelSpecs(ModelOp model) {
+  if (failed(model.requirePlanned()))
+    return failure();
   std::vector<KernelSpec> out;
-  for (ModelOp model : module.getOps<ModelOp>()) {
-    if (!model.isPlanned())
-      break; // no kernels to derive
-    RowSpaceOp rs = model.getRowSpace();
-    if (rs)
-      rowSpaceKernels(model, rs, out);
-    arenaKernels(model, rs, out);
-    break; // one model per module
-  }
+  RowSpaceOp rs = model.getRowSpace();
+  if (rs)
+    rowSpaceKernels(model, rs, out);
+  arenaKernels(model, rs, out);
   return out;
 }
 

@@ -210,19 +210,10 @@ static poolrt::SolvedArena arenaOf(ModelOp model, EntryClassOp c) {
   return arena;
 }
 
-std::optional<poolrt::SolvedLayout>
-mlir::pool::solvedLayoutOf(ModuleOp module, const ReportInputs &inputs,
-                           std::string &error) {
-  auto models = module.getOps<ModelOp>();
-  if (models.empty()) {
-    error = "no pool.model in the module";
-    return std::nullopt;
-  }
-  ModelOp model = *models.begin();
-  if (!model.isPlanned()) {
-    error = "the model is not planned (run pool-plan-pools first)";
-    return std::nullopt;
-  }
+FailureOr<poolrt::SolvedLayout>
+mlir::pool::solvedLayoutOf(ModelOp model, const ReportInputs &inputs) {
+  if (failed(model.requirePlanned()))
+    return failure();
   poolrt::SolvedLayout L;
   int64_t budget = int64_t(*model.getBudget());
   int64_t total = int64_t(*model.getTotalReservedBytes());
@@ -266,11 +257,11 @@ mlir::pool::solvedLayoutOf(ModuleOp module, const ReportInputs &inputs,
   return L;
 }
 
-json::Value mlir::pool::buildReport(ModuleOp module, const ReportInputs &inputs,
-                                    std::string &error) {
-  auto L = solvedLayoutOf(module, inputs, error);
-  if (!L)
-    return nullptr;
+FailureOr<json::Value> mlir::pool::buildReport(ModelOp model,
+                                               const ReportInputs &inputs) {
+  FailureOr<poolrt::SolvedLayout> L = solvedLayoutOf(model, inputs);
+  if (failed(L))
+    return failure();
   return reportJson(*L);
 }
 

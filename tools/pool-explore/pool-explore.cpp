@@ -91,10 +91,14 @@ Compiled compile(const std::string &path,
     out.error = firstError.empty() ? "the model does not compile" : firstError;
     return out;
   }
-  std::string error;
-  out.report = mlir::pool::buildReport(*module, {path, ps, -1}, error);
-  if (!error.empty())
-    out.error = error;
+  FailureOr<mlir::pool::ModelOp> model = mlir::pool::firstModel(*module);
+  FailureOr<json::Value> report = failure();
+  if (succeeded(model))
+    report = mlir::pool::buildReport(*model, {path, ps, -1});
+  if (failed(report))
+    out.error = firstError.empty() ? "the model is not planned" : firstError;
+  else
+    out.report = std::move(*report);
   return out;
 }
 

@@ -882,25 +882,30 @@ int main(int argc, char **argv) {
   auto module = ::pool::compileModel(ctx, sm, opts);
   if (!module)
     return 1;
-  std::string error;
-  json::Value reportV = mlir::pool::buildReport(*module, {inputFile, {}, -1}, error);
-  if (!error.empty()) {
-    llvm::errs() << error << "\n";
+  FailureOr<mlir::pool::ModelOp> model = mlir::pool::firstModel(*module);
+  if (failed(model))
     return 1;
-  }
+  FailureOr<json::Value> report =
+      mlir::pool::buildReport(*model, {inputFile, {}, -1});
+  if (failed(report))
+    return 1;
+  json::Value reportV = std::move(*report);
   Layout L{reportV.getAsObject()};
   L.rs = L.report->getObject("row_space");
   L.allocation = *L.report->getInteger("allocation_bytes");
-  std::vector<mlir::pool::KernelSpec> specs = mlir::pool::deriveKernelSpecs(*module);
+  FailureOr<std::vector<mlir::pool::KernelSpec>> derived =
+      mlir::pool::deriveKernelSpecs(*model);
+  if (failed(derived))
+    return 1;
+  std::vector<mlir::pool::KernelSpec> specs = std::move(*derived);
 
   MLIRContext kctx;
   ::pool::registerKernelLowering(kctx);
-  std::string ir;
-  if (!mlir::pool::lowerKernels(&kctx, specs, "host",
-                                mlir::pool::CodeFormat::Binary, ir, error)) {
-    llvm::errs() << "pool-kernel-check: " << error << "\n";
+  FailureOr<std::string> lowered = mlir::pool::lowerKernels(
+      *model, &kctx, specs, "host", mlir::pool::CodeFormat::Binary);
+  if (failed(lowered))
     return 1;
-  }
+  std::string ir = std::move(*lowered);
   auto jit = llvm::orc::LLJITBuilder().create();
   if (!jit) {
     llvm::errs() << "pool-kernel-check: " << llvm::toString(jit.takeError()) << "\n";

@@ -126,6 +126,19 @@ bool ModelOp::isPlanned() {
                  rs.getSlotPositions() && rs.getPlaneOffsets());
 }
 
+LogicalResult ModelOp::requirePlanned() {
+  if (isPlanned())
+    return success();
+  return emitError("the model is not planned (run pool-plan-pools first)");
+}
+
+FailureOr<ModelOp> mlir::pool::firstModel(ModuleOp module) {
+  auto models = module.getOps<ModelOp>();
+  if (models.empty())
+    return module.emitError("no pool.model in the module");
+  return *models.begin();
+}
+
 LogicalResult ModelOp::requireMergedClasses() {
   llvm::StringMap<EntryClassOp> first;
   for (EntryClassOp cls : getEntryClasses()) {

@@ -69,6 +69,8 @@ def Pool_ModelOp : Pool_Op<"model", [NoTerminator, SingleBlock,
     /// Whether pool-plan-pools has sized it: the model's budget, counts and
     /// allocation, and a row space's split, are all set.
     bool isPlanned();
+    /// isPlanned(), or an error on the model saying which pass to run.
+    ::mlir::LogicalResult requirePlanned();
     /// Passes after pool-merge-entry-classes assume one op per class name:
     /// a second declaration would get the merged counts and its own region,
     /// so the allocation would count the class twice. Diagnoses the first
