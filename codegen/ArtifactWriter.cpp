@@ -33,17 +33,18 @@ static const char *codeFormat(llvm::StringRef target) {
   return "amdgpu-code-object-v5";
 }
 
-bool mlir::pool::buildArtifact(ModuleOp module, MLIRContext *kernelCtx,
-                               poolrt::SolvedLayout layout,
-                               const std::vector<std::string> &targets,
-                               poolrt::Artifact &out, std::string &error,
-                               poolrt::SolvedLayout *written) {
-  out = poolrt::Artifact();
-  std::vector<KernelSpec> specs = deriveKernelSpecs(module);
-  if (specs.empty()) {
-    error = "the model has no kernels (is it planned?)";
-    return false;
-  }
+FailureOr<poolrt::Artifact>
+mlir::pool::buildArtifact(ModelOp model, MLIRContext *kernelCtx,
+                          poolrt::SolvedLayout layout,
+                          const std::vector<std::string> &targets,
+                          poolrt::SolvedLayout *written) {
+  poolrt::Artifact out;
+  FailureOr<std::vector<KernelSpec>> derived = deriveKernelSpecs(model);
+  if (failed(derived))
+    return failure();
+  const std::vector<KernelSpec> &specs = *derived;
+  if (specs.empty())
+    return model.emitError("the model has no kernels (is it planned?)");
   layout.kernels.clear();
   layout.targets.clear();
   for (const KernelSpec &k : specs)
@@ -67,14 +68,16 @@ bool mlir::pool::buildArtifact(ModuleOp module, MLIRContext *kernelCtx,
   for (const std::string &t : targets) {
     if (!isKnownTarget(t)) {
       XXH64_freeState(st);
-      error = "unknown target '" + t + "' (expected " + knownTargetList() + ")";
-      return false;
+      return model.emitError("unknown target '")
+             << t << "' (expected " << knownTargetList() << ")";
     }
-    std::string bytes;
-    if (!lowerKernels(kernelCtx, specs, t, CodeFormat::Binary, bytes, error)) {
+    FailureOr<std::string> lowered =
+        lowerKernels(model, kernelCtx, specs, t, CodeFormat::Binary);
+    if (failed(lowered)) {
       XXH64_freeState(st);
-      return false;
+      return failure();
     }
+    std::string bytes = std::move(*lowered);
     XXH64_update(st, t.data(), t.size());
     XXH64_update(st, bytes.data(), bytes.size());
     layout.targets.push_back(
@@ -90,8 +93,8 @@ bool mlir::pool::buildArtifact(ModuleOp module, MLIRContext *kernelCtx,
   std::string header;
   {
     llvm::raw_string_ostream os(header);
-    if (!emitAddressHeader(module, os, error))
-      return false;
+    if (failed(emitAddressHeader(model, os)))
+      return failure();
   }
 
   out.sections.push_back(
@@ -101,5 +104,5 @@ bool mlir::pool::buildArtifact(ModuleOp module, MLIRContext *kernelCtx,
     out.sections.push_back(std::move(s));
   if (written)
     *written = std::move(layout);
-  return true;
+  return out;
 }

@@ -251,10 +251,11 @@ mlir::pool::buildKernelModule(MLIRContext *ctx,
   return module;
 }
 
-bool mlir::pool::lowerKernels(MLIRContext *ctx,
-                              const std::vector<KernelSpec> &specs,
-                              llvm::StringRef target, CodeFormat format,
-                              std::string &code, std::string &error) {
+/// The lowering itself; `error` says what failed (the caller puts it on the
+/// model: the kernels live in their own context).
+static bool lowerTo(MLIRContext *ctx, const std::vector<KernelSpec> &specs,
+                    llvm::StringRef target, CodeFormat format,
+                    std::string &code, std::string &error) {
   if (!isKnownTarget(target)) {
     error = "unknown target '" + target.str() + "' (expected one of " +
             knownTargetList() + ")";
@@ -323,4 +324,15 @@ bool mlir::pool::lowerKernels(MLIRContext *ctx,
     }
   error = "lowering for " + target.str() + " produced no code object";
   return false;
+}
+
+FailureOr<std::string> mlir::pool::lowerKernels(ModelOp model,
+                                                MLIRContext *kernelCtx,
+                                                const std::vector<KernelSpec> &specs,
+                                                llvm::StringRef target,
+                                                CodeFormat format) {
+  std::string code, error;
+  if (!lowerTo(kernelCtx, specs, target, format, code, error))
+    return model.emitError(error);
+  return code;
 }

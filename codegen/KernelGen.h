@@ -30,11 +30,13 @@ enum class CodeFormat {
   Binary,   // AMD code object (ELF), PTX, host LLVM IR text
 };
 
-/// Lower to `target` and return the code. Diagnostics go to `ctx`. The
-/// AMD binary needs ld.lld (found beside the LLVM tools).
-bool lowerKernels(MLIRContext *ctx, const std::vector<KernelSpec> &specs,
-                  llvm::StringRef target, CodeFormat format, std::string &code,
-                  std::string &error);
+/// Lower `model`'s kernels to `target` in `kernelCtx` and return the code.
+/// The lowering's own diagnostics go to `kernelCtx`; a failure is also an
+/// error on the model. The AMD binary needs ld.lld (found beside the LLVM
+/// tools).
+FailureOr<std::string> lowerKernels(ModelOp model, MLIRContext *kernelCtx,
+                                    const std::vector<KernelSpec> &specs,
+                                    llvm::StringRef target, CodeFormat format);
 
 /// AMD code object version: 5 (see specs/artifact-format.md).
 constexpr const char *kAmdCodeObjectAbi = "500";

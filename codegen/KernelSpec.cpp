@@ -149,14 +149,6 @@ KernelSpec gatherSpec(std::string name, StringRef kind, StringRef entity,
   return k;
 }
 
-/// The entry class called `name` in `model` (null when none).
-EntryClassOp classNamed(ModelOp model, StringRef name) {
-  for (EntryClassOp c : model.getBodyBlock().getOps<EntryClassOp>())
-    if (c.getName() == name)
-      return c;
-  return {};
-}
-
 /// Block relocation (a moving boundary retires a held top block): (source,
 /// destination) pairs, arena to arena, the same segments as the gather with
 /// the staging side replaced by the destination block.
@@ -228,7 +220,7 @@ void rowSpaceKernels(ModelOp model, RowSpaceOp rs,
 
   // Block gather: a block's envelope in every plane, plus what rides the
   // block table with explicit bytes (an indexer region).
-  EntryClassOp page = classNamed(model, rs.getPageClass());
+  EntryClassOp page = model.findClass(rs.getPageClass());
   KernelSpec blocks =
       gatherSpec("pool_block_gather", "block_gather", "block",
                  i64(rs.getNumBlocks()), rebase, i64(page.getEntryBytes()));
@@ -259,7 +251,7 @@ void rowSpaceKernels(ModelOp model, RowSpaceOp rs,
   // the entry exactly (they do by construction: the entry is the envelopes
   // plus the riders); were they not to, the unit-major cut would disagree
   // with the runtime's units_per_checkpoint, so no such kernel is made.
-  EntryClassOp slot = classNamed(model, rs.getSlotClass());
+  EntryClassOp slot = model.findClass(rs.getSlotClass());
   const KernelSpec &unit = out[blockGather];
   if (slot && slot.getTransferAttr() &&
       slot.getTransferAttr().getKind() == "copy" && unit.itemBytes > 0 &&
@@ -272,7 +264,7 @@ void rowSpaceKernels(ModelOp model, RowSpaceOp rs,
 }
 
 void arenaKernels(ModelOp model, RowSpaceOp rs, std::vector<KernelSpec> &out) {
-  for (EntryClassOp c : model.getBodyBlock().getOps<EntryClassOp>()) {
+  for (EntryClassOp c : model.getEntryClasses()) {
     if (!c.getRegionOffset() || !c.getEntries())
       continue;
     // The row space's classes live in the planes: their kernels are the
@@ -370,17 +362,15 @@ int mlir::pool::idIndex(const KernelSpec &k, const CopySegment &seg, bool src) {
   return -1;
 }
 
-std::vector<KernelSpec> mlir::pool::deriveKernelSpecs(ModuleOp module) {
+FailureOr<std::vector<KernelSpec>>
+mlir::pool::deriveKernelSpecs(ModelOp model) {
+  if (failed(model.requirePlanned()))
+    return failure();
   std::vector<KernelSpec> out;
-  for (ModelOp model : module.getOps<ModelOp>()) {
-    RowSpaceOp rs;
-    for (RowSpaceOp r : model.getBodyBlock().getOps<RowSpaceOp>())
-      rs = r;
-    if (rs && rs.getPlaneRows())
-      rowSpaceKernels(model, rs, out);
-    arenaKernels(model, rs, out);
-    break; // one model per module
-  }
+  RowSpaceOp rs = model.getRowSpace();
+  if (rs)
+    rowSpaceKernels(model, rs, out);
+  arenaKernels(model, rs, out);
   return out;
 }
 

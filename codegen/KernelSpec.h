@@ -20,7 +20,9 @@
 #ifndef POOL_CODEGEN_KERNELSPEC_H
 #define POOL_CODEGEN_KERNELSPEC_H
 
-#include "mlir/IR/BuiltinOps.h"
+#include "dialects/Pool/IR/PoolOps.h"
+
+#include "mlir/Support/LLVM.h"
 #include "poolrt/SolvedLayout.h"
 
 #include <cstdint>
@@ -83,8 +85,9 @@ struct KernelSpec {
 /// and the checkers share.
 int idIndex(const KernelSpec &k, const CopySegment &seg, bool src);
 
-/// The kernels of a planned module (run the poolc pipeline first).
-std::vector<KernelSpec> deriveKernelSpecs(ModuleOp module);
+/// The kernels of a planned model (run the poolc pipeline first); fails,
+/// with the error on the model, if it is not planned.
+FailureOr<std::vector<KernelSpec>> deriveKernelSpecs(ModelOp model);
 
 /// The runtime's typed form of one kernel (SolvedLayout::kernels): what the
 /// manifest carries of it.

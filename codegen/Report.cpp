@@ -33,13 +33,8 @@ static poolrt::SolvedRowSpace rowSpaceOf(ModelOp model, RowSpaceOp rs) {
   poolrt::SolvedRowSpace out;
   int64_t slotRows = int64_t(rs.getSlotRows());
   int64_t arenaRows = int64_t(rs.getArenaRows());
-  EntryClassOp slot, page;
-  for (EntryClassOp c : model.getBodyBlock().getOps<EntryClassOp>()) {
-    if (c.getName() == rs.getSlotClass())
-      slot = c;
-    if (c.getName() == rs.getPageClass())
-      page = c;
-  }
+  EntryClassOp slot = model.findClass(rs.getSlotClass());
+  EntryClassOp page = model.findClass(rs.getPageClass());
   auto contains = [](std::optional<ArrayRef<int64_t>> list, int64_t v) {
     return list && llvm::is_contained(*list, v);
   };
@@ -56,7 +51,7 @@ static poolrt::SolvedRowSpace rowSpaceOf(ModelOp model, RowSpaceOp rs) {
     sumW += w;
     poolrt::SolvedRowPlane plane;
     int64_t arenaBytes = 0;
-    for (StateFieldOp f : model.getBodyBlock().getOps<StateFieldOp>())
+    for (StateFieldOp f : model.getStateFields())
       if (f.getPlane() && *f.getPlane() == name) {
         plane.fields.push_back(f.getName().str());
         arenaBytes = std::max<int64_t>(arenaBytes, int64_t(*f.getEnd()));
@@ -65,9 +60,8 @@ static poolrt::SolvedRowSpace rowSpaceOf(ModelOp model, RowSpaceOp rs) {
                              ? (*slot.getPlaneSlackBytes())[p]
                              : arenaRows * w - arenaBytes;
     slack += planeSlack;
-    for (PlaneOp op : model.getBodyBlock().getOps<PlaneOp>())
-      if (op.getName() == name)
-        plane.dtype = op.getDtype().str();
+    if (PlaneOp op = model.findPlane(name))
+      plane.dtype = op.getDtype().str();
     plane.name = name.str();
     plane.rowBytes = w;
     plane.slackBytes = planeSlack;
@@ -101,14 +95,11 @@ static poolrt::SolvedRowSpace rowSpaceOf(ModelOp model, RowSpaceOp rs) {
     out.classes.push_back(std::move(k));
   }
 
-  for (StateFieldOp f : model.getBodyBlock().getOps<StateFieldOp>()) {
+  for (StateFieldOp f : model.getStateFields()) {
     if (!f.getRowsPerWindowRow())
       continue;
     int64_t k = int64_t(*f.getRowsPerWindowRow());
-    int64_t w = 0;
-    for (PlaneOp op : model.getBodyBlock().getOps<PlaneOp>())
-      if (op.getName() == *f.getPlane())
-        w = int64_t(op.getRowBytes());
+    int64_t w = int64_t(model.findPlane(*f.getPlane()).getRowBytes());
     int64_t offsetRows = int64_t(*f.getOffset()) / w;
     int64_t ring = int64_t(rs.getRingSlots());
     out.fieldWindows.push_back(
@@ -183,9 +174,7 @@ static poolrt::SolvedArena arenaOf(ModelOp model, EntryClassOp c) {
   poolrt::SolvedArena arena;
   arena.className = c.getName().str();
   arena.entryBytes = int64_t(*c.getArenaBytes());
-  for (StateFieldOp f : model.getBodyBlock().getOps<StateFieldOp>()) {
-    if (f.getEntryClass() != c.getName())
-      continue;
+  for (StateFieldOp f : model.fieldsOf(c.getName())) {
     poolrt::SolvedField field;
     field.name = f.getName().str();
     if (f.getPlane())
@@ -226,19 +215,10 @@ static poolrt::SolvedArena arenaOf(ModelOp model, EntryClassOp c) {
   return arena;
 }
 
-std::optional<poolrt::SolvedLayout>
-mlir::pool::solvedLayoutOf(ModuleOp module, const ReportInputs &inputs,
-                           std::string &error) {
-  auto models = module.getOps<ModelOp>();
-  if (models.empty()) {
-    error = "no pool.model in the module";
-    return std::nullopt;
-  }
-  ModelOp model = *models.begin();
-  if (!model.getTotalReservedBytes()) {
-    error = "the model is not planned (run pool-plan-pools first)";
-    return std::nullopt;
-  }
+FailureOr<poolrt::SolvedLayout>
+mlir::pool::solvedLayoutOf(ModelOp model, const ReportInputs &inputs) {
+  if (failed(model.requirePlanned()))
+    return failure();
   poolrt::SolvedLayout L;
   int64_t budget = int64_t(*model.getBudget());
   int64_t total = int64_t(*model.getTotalReservedBytes());
@@ -256,20 +236,14 @@ mlir::pool::solvedLayoutOf(ModuleOp module, const ReportInputs &inputs,
   geo.hashBlockSize = int64_t(model.getHashBlockSize());
   geo.slidingWindow = int64_t(model.getSlidingWindow());
   geo.specDepth = int64_t(model.getSpecDepth());
-  for (Operation &op : model.getBodyBlock()) {
-    if (auto p = dyn_cast<PlaneOp>(op))
-      geo.planes.push_back(
-          {p.getName().str(), int64_t(p.getRowBytes()), p.getDtype().str()});
-    else if (auto l = dyn_cast<LayersOp>(op)) {
-      geo.numLayers = int64_t(l.getRatios().size());
-      geo.layerRatios.assign(l.getRatios().begin(), l.getRatios().end());
-    }
+  for (PlaneOp p : model.getPlanes())
+    geo.planes.push_back(
+        {p.getName().str(), int64_t(p.getRowBytes()), p.getDtype().str()});
+  if (LayersOp l = model.getLayersOp()) {
+    geo.numLayers = int64_t(l.getRatios().size());
+    geo.layerRatios.assign(l.getRatios().begin(), l.getRatios().end());
   }
-  for (EntryClassOp c : model.getBodyBlock().getOps<EntryClassOp>()) {
-    if (!c.getEntries() || !c.getEntryBytes()) {
-      error = "entry class '" + c.getName().str() + "' is not planned";
-      return std::nullopt;
-    }
+  for (EntryClassOp c : model.getEntryClasses()) {
     L.classes.push_back(classOf(c));
     if (c.isPage()) {
       L.pagedClass = c.getName().str();
@@ -278,7 +252,7 @@ mlir::pool::solvedLayoutOf(ModuleOp module, const ReportInputs &inputs,
     if (c.getArenaBytes())
       L.arenas.push_back(arenaOf(model, c));
   }
-  for (RowSpaceOp rs : model.getBodyBlock().getOps<RowSpaceOp>())
+  if (RowSpaceOp rs = model.getRowSpace())
     L.rowSpace = rowSpaceOf(model, rs);
   L.totalReservedBytes = total;
   L.unreservedBytes = budget - total;
@@ -288,11 +262,11 @@ mlir::pool::solvedLayoutOf(ModuleOp module, const ReportInputs &inputs,
   return L;
 }
 
-json::Value mlir::pool::buildReport(ModuleOp module, const ReportInputs &inputs,
-                                    std::string &error) {
-  auto L = solvedLayoutOf(module, inputs, error);
-  if (!L)
-    return nullptr;
+FailureOr<json::Value> mlir::pool::buildReport(ModelOp model,
+                                               const ReportInputs &inputs) {
+  FailureOr<poolrt::SolvedLayout> L = solvedLayoutOf(model, inputs);
+  if (failed(L))
+    return failure();
   return reportJson(*L);
 }
 

@@ -7,7 +7,9 @@
 #ifndef POOL_CODEGEN_REPORT_H
 #define POOL_CODEGEN_REPORT_H
 
-#include "mlir/IR/BuiltinOps.h"
+#include "dialects/Pool/IR/PoolOps.h"
+
+#include "mlir/Support/LLVM.h"
 #include "poolrt/SolvedLayout.h"
 #include "llvm/Support/JSON.h"
 #include "llvm/Support/raw_ostream.h"
@@ -26,22 +28,20 @@ struct ReportInputs {
   int64_t ppMinBlocks = -1;
 };
 
-/// The one writer of SolvedLayout: everything the passes solved for the
-/// first pool.model in `module` (run the poolc pipeline first). The
-/// manifest-only members (kernels, targets, fingerprint) stay empty; the
-/// artifact writer fills them. nullopt with `error` set if the module is
-/// not solved.
-std::optional<poolrt::SolvedLayout> solvedLayoutOf(ModuleOp module,
-                                                   const ReportInputs &inputs,
-                                                   std::string &error);
+/// The one writer of SolvedLayout: everything the passes solved for
+/// `model` (run the poolc pipeline first). The manifest-only members
+/// (kernels, targets, fingerprint) stay empty; the artifact writer fills
+/// them. Fails, with the error on the model, if it is not planned.
+FailureOr<poolrt::SolvedLayout> solvedLayoutOf(ModelOp model,
+                                               const ReportInputs &inputs);
 
 /// The JSON report of `layout` (specs/report-schema.md); the one
 /// serialisation of its report members (codegen/Manifest.cpp).
 llvm::json::Value reportJson(const poolrt::SolvedLayout &layout);
 
-/// reportJson(solvedLayoutOf(module)): null with `error` set on failure.
-llvm::json::Value buildReport(ModuleOp module, const ReportInputs &inputs,
-                              std::string &error);
+/// reportJson(solvedLayoutOf(model)).
+FailureOr<llvm::json::Value> buildReport(ModelOp model,
+                                         const ReportInputs &inputs);
 
 /// 1234567 -> "1,234,567"; bytes -> "1.50 GiB" (for every text view).
 std::string withCommas(int64_t v);

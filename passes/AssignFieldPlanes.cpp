@@ -1,6 +1,6 @@
 //===- AssignFieldPlanes.cpp - State fields across row-space planes -------===//
 
-#include "passes/ModelUtil.h"
+#include "dialects/Pool/IR/PoolOps.h"
 #include "passes/Passes.h"
 
 #include "poolrt/StateArena.h"
@@ -14,13 +14,13 @@ namespace mlir::pool {
 namespace {
 
 LogicalResult assignModel(ModelOp model, llvm::Statistic &numAssignments) {
-  if (!inRowSpace(model))
+  if (!model.inRowSpace())
     return success();
-  SmallVector<PlaneOp> planes = getPlanes(model);
-  EntryClassOp slot = getSlotClass(model);
+  SmallVector<PlaneOp> planes = model.getPlanes();
+  EntryClassOp slot = model.getSlotClass();
   if (!slot)
     return success(); // pool-verify reports a row space without a slot class
-  SmallVector<StateFieldOp> ops = fieldsOf(model, slot.getName());
+  SmallVector<StateFieldOp> ops = model.fieldsOf(slot.getName());
   std::vector<poolrt::StateField> fields;
   for (StateFieldOp f : ops) {
     auto field = toStateField(f);
@@ -82,9 +82,8 @@ LogicalResult assignModel(ModelOp model, llvm::Statistic &numAssignments) {
 struct AssignFieldPlanes : impl::AssignFieldPlanesBase<AssignFieldPlanes> {
   using AssignFieldPlanesBase::AssignFieldPlanesBase;
   void runOnOperation() override {
-    for (ModelOp model : getOperation().getOps<ModelOp>())
-      if (failed(assignModel(model, numAssignments)))
-        return signalPassFailure();
+    if (failed(assignModel(getOperation(), numAssignments)))
+      return signalPassFailure();
   }
 };
 } // namespace

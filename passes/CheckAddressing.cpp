@@ -5,7 +5,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "passes/ModelUtil.h"
+#include "dialects/Pool/IR/PoolOps.h"
 #include "passes/Passes.h"
 
 #include "poolrt/RowSpace.h"
@@ -117,12 +117,12 @@ LogicalResult checkRowSpace(ModelOp model, RowSpaceOp rs,
 
   // Fields inside their plane's share of the arena, disjoint; windows
   // carried as fields inside their field.
-  SmallVector<PlaneOp> planes = getPlanes(model);
+  SmallVector<PlaneOp> planes = model.getPlanes();
   SmallVector<int64_t> wide, rebase;
   for (auto [p, plane] : llvm::enumerate(planes)) {
     int64_t w = int64_t(plane.getRowBytes());
     std::vector<Span> fields;
-    for (StateFieldOp f : fieldsOf(model, rs.getSlotClass())) {
+    for (StateFieldOp f : model.fieldsOf(rs.getSlotClass())) {
       if (!f.getPlane() || *f.getPlane() != plane.getName())
         continue;
       if (!f.getOffset() || !f.getEnd())
@@ -175,7 +175,7 @@ LogicalResult checkModel(ModelOp model, llvm::Statistic &numProofs) {
   if (!model.getAllocationBytes())
     return model.emitOpError("is not planned; run pool-plan-pools first");
   int64_t allocation = int64_t(*model.getAllocationBytes());
-  RowSpaceOp rs = getRowSpace(model);
+  RowSpaceOp rs = model.getRowSpace();
 
   // Regions of the one allocation.
   std::vector<Span> regions;
@@ -192,7 +192,7 @@ LogicalResult checkModel(ModelOp model, llvm::Statistic &numProofs) {
           Span{offsets[i], offsets[i] + int64_t(*rs.getPlaneRows()) * widths[i],
                "plane '" + cast<StringAttr>(names[i]).getValue().str() + "'"});
   }
-  for (EntryClassOp cls : model.getBodyBlock().getOps<EntryClassOp>()) {
+  for (EntryClassOp cls : model.getEntryClasses()) {
     cls.removeNeedsRebaseAttr();
     if (!cls.getRegionOffset())
       continue;
@@ -234,9 +234,8 @@ LogicalResult checkModel(ModelOp model, llvm::Statistic &numProofs) {
 struct CheckAddressing : impl::CheckAddressingBase<CheckAddressing> {
   using CheckAddressingBase::CheckAddressingBase;
   void runOnOperation() override {
-    for (ModelOp model : getOperation().getOps<ModelOp>())
-      if (failed(checkModel(model, numProofs)))
-        return signalPassFailure();
+    if (failed(checkModel(getOperation(), numProofs)))
+      return signalPassFailure();
   }
 };
 } // namespace

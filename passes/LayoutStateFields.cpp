@@ -6,7 +6,6 @@
 //===----------------------------------------------------------------------===//
 
 #include "dialects/Pool/IR/PoolOps.h"
-#include "passes/ModelUtil.h"
 #include "passes/Passes.h"
 
 #include "poolrt/Runs.h"
@@ -34,7 +33,7 @@ LogicalResult layoutPlanes(ModelOp model, EntryClassOp cls,
       return f.emitOpError("state field '")
              << f.getName()
              << "' has no plane; run pool-assign-field-planes first";
-  for (PlaneOp plane : getPlanes(model)) {
+  for (PlaneOp plane : model.getPlanes()) {
     SmallVector<StateFieldOp> group;
     std::vector<poolrt::StateField> fields;
     for (StateFieldOp f : ops)
@@ -76,13 +75,13 @@ LogicalResult layoutModel(ModelOp model, llvm::Statistic &numArenas,
                           llvm::Statistic &numFields) {
   Builder b(model.getContext());
   llvm::MapVector<StringRef, SmallVector<StateFieldOp>> fieldsByClass;
-  for (StateFieldOp f : model.getBodyBlock().getOps<StateFieldOp>())
+  for (StateFieldOp f : model.getStateFields())
     fieldsByClass[f.getEntryClass()].push_back(f);
 
-  bool inRowSpace = mlir::pool::inRowSpace(model);
-  if (failed(requireMergedClasses(model)))
+  bool inRowSpace = model.inRowSpace();
+  if (failed(model.requireMergedClasses()))
     return failure();
-  for (EntryClassOp cls : model.getBodyBlock().getOps<EntryClassOp>()) {
+  for (EntryClassOp cls : model.getEntryClasses()) {
     int64_t explicitBytes = cls.getBytes() ? int64_t(*cls.getBytes()) : 0;
     auto fit = fieldsByClass.find(cls.getName());
     if (inRowSpace && fit != fieldsByClass.end()) {
@@ -168,9 +167,8 @@ LogicalResult layoutModel(ModelOp model, llvm::Statistic &numArenas,
 struct LayoutStateFields : impl::LayoutStateFieldsBase<LayoutStateFields> {
   using LayoutStateFieldsBase::LayoutStateFieldsBase;
   void runOnOperation() override {
-    for (ModelOp model : getOperation().getOps<ModelOp>())
-      if (failed(layoutModel(model, numArenas, numFields)))
-        return signalPassFailure();
+    if (failed(layoutModel(getOperation(), numArenas, numFields)))
+      return signalPassFailure();
   }
 };
 } // namespace

@@ -28,7 +28,7 @@ LogicalResult mergeModel(ModelOp model, llvm::Statistic &numMerged) {
   SmallVector<EntryClassOp> toErase;
   Builder b(model.getContext());
   for (EntryClassOp cls :
-       llvm::make_early_inc_range(model.getBodyBlock().getOps<EntryClassOp>())) {
+       llvm::make_early_inc_range(model.getEntryClasses())) {
     auto [it, inserted] = first.try_emplace(cls.getName(), cls);
     if (inserted)
       continue;
@@ -77,9 +77,8 @@ LogicalResult mergeModel(ModelOp model, llvm::Statistic &numMerged) {
 struct MergeEntryClasses : impl::MergeEntryClassesBase<MergeEntryClasses> {
   using MergeEntryClassesBase::MergeEntryClassesBase;
   void runOnOperation() override {
-    for (ModelOp model : getOperation().getOps<ModelOp>())
-      if (failed(mergeModel(model, numMerged)))
-        return signalPassFailure();
+    if (failed(mergeModel(getOperation(), numMerged)))
+      return signalPassFailure();
   }
 };
 } // namespace

@@ -2,26 +2,30 @@
 #ifndef POOL_PASSES_H
 #define POOL_PASSES_H
 
+#include "dialects/Pool/IR/PoolOps.h"
+
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/Pass/Pass.h"
 #include "mlir/Pass/PassManager.h"
 
+#include <cstdint>
+#include <limits>
+
 namespace mlir::pool {
+/// pool-plan-pools' options when not given. Only "not given" means not
+/// given: a negative budget or pp-min-blocks is refused, never read as none.
+constexpr int64_t kNoBudget = std::numeric_limits<int64_t>::min();
+constexpr int64_t kNoPpMinBlocks = std::numeric_limits<int64_t>::min();
+
 #define GEN_PASS_DECL
 #include "passes/Passes.h.inc"
 
 #define GEN_PASS_REGISTRATION
 #include "passes/Passes.h.inc"
 
-struct PlanOptions {
-  int64_t budget = -1;
-  int64_t maxNumSeqs = -1;
-  int64_t ppMinBlocks = -1;
-  bool fitAllocation = false;
-};
-
-/// The pipeline poolc runs: verify, merge, lay out, plan.
-void buildPoolPipeline(OpPassManager &pm, const PlanOptions &options);
+/// The pipeline poolc runs on every pool.model: verify, merge, lay out,
+/// plan (with `options`), check addressing.
+void buildPoolPipeline(OpPassManager &pm, const PlanPoolsOptions &options);
 } // namespace mlir::pool
 
 #endif // POOL_PASSES_H

@@ -4,7 +4,7 @@
 
 include "mlir/Pass/PassBase.td"
 
-def PoolVerify : Pass<"pool-verify", "::mlir::ModuleOp"> {
+def PoolVerify : Pass<"pool-verify", "::mlir::pool::ModelOp"> {
   let summary = "Check that every pool.model can be compiled";
   let description = [{
     The op verifiers check that each declaration is well formed; this pass
@@ -30,7 +30,7 @@ def PoolVerify : Pass<"pool-verify", "::mlir::ModuleOp"> {
   ];
 }
 
-def MergeEntryClasses : Pass<"pool-merge-entry-classes", "::mlir::ModuleOp"> {
+def MergeEntryClasses : Pass<"pool-merge-entry-classes", "::mlir::pool::ModelOp"> {
   let summary = "Merge entry classes that share a name";
   let description = [{
     Declarations that share a name share an index space (an Eagle3 draft or an
@@ -55,7 +55,7 @@ def MergeEntryClasses : Pass<"pool-merge-entry-classes", "::mlir::ModuleOp"> {
   ];
 }
 
-def AssignFieldPlanes : Pass<"pool-assign-field-planes", "::mlir::ModuleOp"> {
+def AssignFieldPlanes : Pass<"pool-assign-field-planes", "::mlir::pool::ModelOp"> {
   let summary = "Split a row space's state fields across its planes in the fewest rows";
   let description = [{
     In a model with planes, the slot class's state arena takes the same
@@ -85,7 +85,7 @@ def AssignFieldPlanes : Pass<"pool-assign-field-planes", "::mlir::ModuleOp"> {
   ];
 }
 
-def LayoutStateFields : Pass<"pool-layout-state-fields", "::mlir::ModuleOp"> {
+def LayoutStateFields : Pass<"pool-layout-state-fields", "::mlir::pool::ModelOp"> {
   let summary = "Lay out each STATE class's fields in an entry-major arena";
   let description = [{
     For every STATE class with state fields: places the fields in declared
@@ -114,7 +114,7 @@ def LayoutStateFields : Pass<"pool-layout-state-fields", "::mlir::ModuleOp"> {
   ];
 }
 
-def SolveRowSpace : Pass<"pool-solve-row-space", "::mlir::ModuleOp"> {
+def SolveRowSpace : Pass<"pool-solve-row-space", "::mlir::pool::ModelOp"> {
   let summary = "Solve the row space: envelope, entry, slot, windows, image";
   let description = [{
     For a model with planes and layers: groups the layers by compress ratio
@@ -144,7 +144,7 @@ def SolveRowSpace : Pass<"pool-solve-row-space", "::mlir::ModuleOp"> {
   ];
 }
 
-def CheckAddressing : Pass<"pool-check-addressing", "::mlir::ModuleOp"> {
+def CheckAddressing : Pass<"pool-check-addressing", "::mlir::pool::ModelOp"> {
   let summary = "Prove a planned layout addressable and free of overlaps";
   let description = [{
     Run after `pool-plan-pools`. Proves, by interval arithmetic on the
@@ -168,7 +168,7 @@ def CheckAddressing : Pass<"pool-check-addressing", "::mlir::ModuleOp"> {
   ];
 }
 
-def PlanPools : Pass<"pool-plan-pools", "::mlir::ModuleOp"> {
+def PlanPools : Pass<"pool-plan-pools", "::mlir::pool::ModelOp"> {
   let summary = "Size every pool from a byte budget";
   let description = [{
     STATE classes first: `max-num-seqs * entries_per_req + extra_entries`
@@ -193,7 +193,9 @@ def PlanPools : Pass<"pool-plan-pools", "::mlir::ModuleOp"> {
     allocation is the planes (each `plane_rows * width`, tight:
     `plane_rows` fits the slots plus the blocks), then the PAGE class's
     explicit part (e.g. an indexer riding the block table), then any other
-    STATE class; the `pool.row_space` op records the split.
+    STATE class; the `pool.row_space` op records the split. Its rows
+    (envelope, slot) are read from that op, never re-solved here: the
+    carving is `poolrt::carveWithinBudget` (runtime/layout/Plan.cpp).
 
     Requires `entry_bytes` (run `pool-layout-state-fields` first).
 
@@ -204,12 +206,13 @@ def PlanPools : Pass<"pool-plan-pools", "::mlir::ModuleOp"> {
     ```
   }];
   let options = [
-    Option<"budget", "budget", "int64_t", /*default=*/"std::numeric_limits<int64_t>::min()",
-           "Bytes available to the pools (required)">,
+    Option<"budget", "budget", "int64_t", /*default=*/"::mlir::pool::kNoBudget",
+           "Bytes available to the pools (required; >= 0)">,
     Option<"maxNumSeqs", "max-num-seqs", "int64_t", /*default=*/"-1",
            "Requests in flight at once (required; >= 0)">,
-    Option<"ppMinBlocks", "pp-min-blocks", "int64_t", /*default=*/"-1",
-           "Minimum PAGE block count over pipeline stages (-1: none)">,
+    Option<"ppMinBlocks", "pp-min-blocks", "int64_t",
+           /*default=*/"::mlir::pool::kNoPpMinBlocks",
+           "Minimum PAGE block count over pipeline stages (>= 0; not given: none)">,
     Option<"fitAllocation", "fit-allocation", "bool", /*default=*/"false",
            "Lower the PAGE count until the one allocation fits the budget">,
   ];

@@ -3,17 +3,15 @@
 #include "passes/Passes.h"
 
 void mlir::pool::buildPoolPipeline(OpPassManager &pm,
-                                   const PlanOptions &options) {
-  pm.addPass(createPoolVerify());
-  pm.addPass(createMergeEntryClasses());
-  pm.addPass(createAssignFieldPlanes());
-  pm.addPass(createLayoutStateFields());
-  pm.addPass(createSolveRowSpace());
-  PlanPoolsOptions plan;
-  plan.budget = options.budget;
-  plan.maxNumSeqs = options.maxNumSeqs;
-  plan.ppMinBlocks = options.ppMinBlocks;
-  plan.fitAllocation = options.fitAllocation;
-  pm.addPass(createPlanPools(plan));
-  pm.addPass(createCheckAddressing());
+                                   const PlanPoolsOptions &options) {
+  // Every pass works on one pool.model (IsolatedFromAbove): the models of a
+  // module are independent.
+  OpPassManager &models = pm.nest<ModelOp>();
+  models.addPass(createPoolVerify());
+  models.addPass(createMergeEntryClasses());
+  models.addPass(createAssignFieldPlanes());
+  models.addPass(createLayoutStateFields());
+  models.addPass(createSolveRowSpace());
+  models.addPass(createPlanPools(options));
+  models.addPass(createCheckAddressing());
 }

@@ -1,19 +1,18 @@
 //===- PlanPools.cpp - Size every pool from a byte budget -----------------===//
+//
+// The counts come from poolrt::planPools and the carving from
+// poolrt::carveWithinBudget (runtime/layout/Plan.cpp): this pass feeds them
+// the declaration and the solved row space, and records the result. It never
+// re-solves the row space: pool-solve-row-space's pool.row_space op is the
+// one source of its rows.
+//
+//===----------------------------------------------------------------------===//
 
 #include "dialects/Pool/IR/PoolOps.h"
-#include "passes/ModelUtil.h"
 #include "passes/Passes.h"
 
-#include "poolrt/Checked.h"
-#include "poolrt/RowSpace.h"
-#include "poolrt/StateArena.h"
+#include "poolrt/Plan.h"
 #include "poolrt/SubPool.h"
-
-#include "llvm/ADT/StringMap.h"
-
-#include <algorithm>
-#include <limits>
-#include <optional>
 
 namespace mlir::pool {
 #define GEN_PASS_DEF_PLANPOOLS
@@ -21,16 +20,12 @@ namespace mlir::pool {
 
 namespace {
 
-LogicalResult planModel(ModelOp model, int64_t budget, int64_t maxNumSeqs,
-                        int64_t ppMinBlocks, bool fitAllocation,
-                        llvm::Statistic &numPage,
-                        llvm::Statistic &numState) {
-  Builder b(model.getContext());
-  SmallVector<EntryClassOp> ops;
-  std::vector<poolrt::SubPoolSpec> specs;
-  if (failed(requireMergedClasses(model)))
+/// Every class as the layout library's spec, in declaration order.
+LogicalResult collectSpecs(ModelOp model, SmallVectorImpl<EntryClassOp> &ops,
+                           std::vector<poolrt::SubPoolSpec> &specs) {
+  if (failed(model.requireMergedClasses()))
     return failure();
-  for (EntryClassOp cls : model.getBodyBlock().getOps<EntryClassOp>()) {
+  for (EntryClassOp cls : model.getEntryClasses()) {
     if (!cls.getEntryBytes())
       return cls.emitOpError("entry class '")
              << cls.getName()
@@ -44,183 +39,189 @@ LogicalResult planModel(ModelOp model, int64_t budget, int64_t maxNumSeqs,
     specs.push_back(spec.value());
     ops.push_back(cls);
   }
+  return success();
+}
 
+/// The reference's counts; an insufficient budget names every STATE class's
+/// reservation.
+FailureOr<poolrt::PoolPlan>
+sizePools(ModelOp model, ArrayRef<EntryClassOp> ops,
+          const std::vector<poolrt::SubPoolSpec> &specs, int64_t budget,
+          int64_t maxNumSeqs) {
   auto plan = poolrt::planPools(specs, budget, maxNumSeqs);
-  if (!plan) {
-    const poolrt::Error &e = plan.error();
-    if (e.kind != poolrt::ErrorKind::InsufficientBudget)
-      return model.emitOpError(e.message);
-    auto diag = model.emitError()
-                << "insufficient pool budget: " << e.message << " ("
-                << e.entries << " STATE entries for " << maxNumSeqs
-                << " sequences; reserved_bytes=" << e.reservedBytes
-                << " available_bytes=" << e.availableBytes
-                << "); raise the budget or lower max-num-seqs";
-    for (auto [cls, spec] : llvm::zip(ops, specs))
-      if (spec.pool == poolrt::Pool::State)
-        diag.attachNote(cls.getLoc())
-            << "STATE class '" << spec.name << "' reserves ("
-            << maxNumSeqs << " * " << spec.entriesPerReq << " + "
-            << spec.extraEntries << ") entries * " << spec.entryBytes
-            << " bytes";
-    return diag;
-  }
-  poolrt::PoolPlan solved = plan.take();
-  if (ppMinBlocks >= 0 && ppMinBlocks < solved.pagedEntries()) {
-    auto reconciled = solved.withPagedEntries(ppMinBlocks);
-    if (!reconciled)
-      return model.emitOpError(reconciled.error().message);
-    solved = reconciled.take();
-  } else if (ppMinBlocks >= 0 && !solved.pagedClass()) {
+  if (plan)
+    return plan.take();
+  const poolrt::Error &e = plan.error();
+  if (e.kind != poolrt::ErrorKind::InsufficientBudget)
+    return model.emitOpError(e.message);
+  auto diag = model.emitError()
+              << "insufficient pool budget: " << e.message << " ("
+              << e.entries << " STATE entries for " << maxNumSeqs
+              << " sequences; reserved_bytes=" << e.reservedBytes
+              << " available_bytes=" << e.availableBytes
+              << "); raise the budget or lower max-num-seqs";
+  for (auto [cls, spec] : llvm::zip(ops, specs))
+    if (spec.pool == poolrt::Pool::State)
+      diag.attachNote(EntryClassOp(cls).getLoc())
+          << "STATE class '" << spec.name << "' reserves (" << maxNumSeqs
+          << " * " << spec.entriesPerReq << " + " << spec.extraEntries
+          << ") entries * " << spec.entryBytes << " bytes";
+  return diag;
+}
+
+/// Pipeline parallelism: every stage keeps the minimum block count.
+FailureOr<poolrt::PoolPlan> reconcileStages(ModelOp model,
+                                            poolrt::PoolPlan solved,
+                                            int64_t ppMinBlocks) {
+  if (ppMinBlocks == kNoPpMinBlocks)
+    return solved;
+  if (!solved.pagedClass())
     return model.emitOpError("pp-min-blocks given, but the model has no PAGE "
                              "entry class to reconcile");
-  }
+  if (ppMinBlocks >= solved.pagedEntries())
+    return solved;
+  auto reconciled = solved.withPagedEntries(ppMinBlocks);
+  if (!reconciled)
+    return model.emitOpError(reconciled.error().message);
+  return reconciled.take();
+}
 
-  // One allocation. In a row space the planes hold the blocks and the
-  // slots; the PAGE class's explicit bytes (an indexer riding the block
-  // table) get their own region after them. Otherwise the PAGE region
-  // first, then the STATE arenas in declaration order. Starts 256-aligned.
-  RowSpaceOp rowSpace = getRowSpace(model);
-  std::optional<poolrt::RowSpaceGeometry> geo;
-  std::vector<int64_t> sizes;
-  SmallVector<EntryClassOp> regionOwner; // null for a plane
-  poolrt::RegionPlan regions;
-  auto carve = [&](const poolrt::PoolPlan &plan) -> LogicalResult {
-    geo.reset();
-    sizes.clear();
-    regionOwner.clear();
-    if (rowSpace) {
-      const poolrt::PlannedClass *pc = plan.find(rowSpace.getPageClass().str());
-      const poolrt::PlannedClass *sc = plan.find(rowSpace.getSlotClass().str());
-      if (!pc || !sc)
-        return rowSpace.emitOpError("names classes the model does not plan");
-      auto g = poolrt::RowSpaceGeometry::create(
-          std::vector<int64_t>(rowSpace.getRatios().begin(),
-                               rowSpace.getRatios().end()),
-          pc->entries, sc->entries, int64_t(rowSpace.getRingSlots()),
-          int64_t(rowSpace.getBlockSize()), std::nullopt,
-          int64_t(rowSpace.getArenaRows()), std::nullopt,
-          int64_t(rowSpace.getSlotAlignRows()));
-      if (!g)
-        return rowSpace.emitOpError(g.error().message);
-      if (g->slotRows() != int64_t(rowSpace.getSlotRows()) ||
-          g->envelopeRows() != int64_t(rowSpace.getEnvelopeRows()))
-        return rowSpace.emitOpError("disagrees with its own geometry: re-run "
-                                    "pool-solve-row-space");
-      geo = g.take();
-      for (int64_t w : rowSpace.getPlaneWidths()) {
-        auto bytes = poolrt::checkedMul(geo->planeRows(), w, "plane bytes");
-        if (!bytes)
-          return rowSpace.emitOpError(bytes.error().message);
-        sizes.push_back(*bytes);
-        regionOwner.push_back(EntryClassOp());
-      }
-    }
-    for (bool pagePass : {true, false})
-      for (EntryClassOp cls : ops) {
-        if (cls.isPage() != pagePass)
-          continue;
-        const poolrt::PlannedClass *pc = plan.find(cls.getName().str());
-        int64_t bytes = pc->reservedBytes;
-        if (geo && cls.getName() == rowSpace.getSlotClass())
-          continue; // in the planes
-        if (geo && cls.getName() == rowSpace.getPageClass()) {
-          if (!cls.getBytes())
-            continue; // entirely in the planes
-          bytes = pc->entries * int64_t(*cls.getBytes()); // <= reserved bytes
-        }
-        sizes.push_back(bytes);
-        regionOwner.push_back(cls);
-      }
-    auto r = poolrt::planRegions(sizes);
-    if (!r)
-      return model.emitOpError(r.error().message);
-    regions = r.take();
-    return success();
-  };
-  if (failed(carve(solved)))
-    return failure();
-  // fit-allocation: give up PAGE entries until the one allocation (region
-  // padding, and in a row space the blocks rounded up to whole slots) fits
-  // the budget. Off by default: the counts are then the reference's.
-  if (fitAllocation && regions.total > budget && solved.pagedClass()) {
-    int64_t lo = 0, hi = solved.pagedEntries(); // largest n that fits
-    while (lo < hi) {
-      int64_t mid = lo + (hi - lo + 1) / 2;
-      auto trial = solved.withPagedEntries(mid);
-      if (!trial)
-        return model.emitOpError(trial.error().message);
-      if (failed(carve(trial.value())))
-        return failure();
-      if (regions.total <= budget)
-        lo = mid;
-      else
-        hi = mid - 1;
-    }
-    auto fitted = solved.withPagedEntries(lo);
-    if (!fitted)
-      return model.emitOpError(fitted.error().message);
-    solved = fitted.take();
-    if (failed(carve(solved)))
-      return failure();
+/// What the allocation holds, independent of the counts: the classes in
+/// declaration order and, in a row space, its solved rows and planes.
+poolrt::AllocationShape allocationShape(ArrayRef<EntryClassOp> ops,
+                                        RowSpaceOp rowSpace) {
+  poolrt::AllocationShape shape;
+  for (EntryClassOp cls : ops)
+    shape.classes.push_back(
+        {cls.getName().str(),
+         cls.getBytes() ? std::optional<int64_t>(int64_t(*cls.getBytes()))
+                        : std::nullopt});
+  if (!rowSpace)
+    return shape;
+  poolrt::RowSpaceRows rows;
+  rows.pageClass = rowSpace.getPageClass().str();
+  rows.slotClass = rowSpace.getSlotClass().str();
+  rows.envelopeRows = int64_t(rowSpace.getEnvelopeRows());
+  rows.slotRows = int64_t(rowSpace.getSlotRows());
+  rows.planeWidths.assign(rowSpace.getPlaneWidths().begin(),
+                          rowSpace.getPlaneWidths().end());
+  rows.arenaRows = int64_t(rowSpace.getArenaRows());
+  rows.entryRows = int64_t(rowSpace.getEntryRows());
+  rows.slotAlignRows = int64_t(rowSpace.getSlotAlignRows());
+  for (Attribute a : rowSpace.getClasses())
+    if (__builtin_add_overflow(rows.classEnvelopeRows,
+                               cast<RowClassAttr>(a).getEnvelopeRows(),
+                               &rows.classEnvelopeRows))
+      rows.classEnvelopeRows = -1; // cannot match: refused as stale
+  shape.rowSpace = std::move(rows);
+  return shape;
+}
+
+/// Write the counts, the regions and the row space's split onto the IR.
+void recordPlan(ModelOp model, ArrayRef<EntryClassOp> ops, RowSpaceOp rowSpace,
+                const poolrt::FittedPlan &fitted, int64_t budget,
+                int64_t maxNumSeqs, llvm::Statistic &numPage,
+                llvm::Statistic &numState) {
+  Builder b(model.getContext());
+  const poolrt::Carving &carving = fitted.carving;
+  for (auto [op, offset] : llvm::zip(ops, carving.regionOffsets)) {
+    EntryClassOp cls = op; // the ops are handles: copies write the IR
+    const poolrt::PlannedClass *pc = fitted.plan.find(cls.getName().str());
+    cls.setEntriesAttr(b.getI64IntegerAttr(pc->entries));
+    cls.setReservedBytesAttr(b.getI64IntegerAttr(pc->reservedBytes));
+    if (offset)
+      cls.setRegionOffsetAttr(b.getI64IntegerAttr(*offset));
+    else
+      cls.removeRegionOffsetAttr();
+    if (cls.isPage())
+      numPage += pc->entries;
+    else
+      numState += pc->entries;
   }
+  if (rowSpace && carving.rowSpace) {
+    const poolrt::RowSpaceSplit &split = *carving.rowSpace;
+    rowSpace.setNumBlocksAttr(b.getI64IntegerAttr(split.numBlocks));
+    rowSpace.setNumSlotsAttr(b.getI64IntegerAttr(split.numSlots));
+    rowSpace.setPlaneRowsAttr(b.getI64IntegerAttr(split.planeRows));
+    rowSpace.setSlotPositionsAttr(b.getI64IntegerAttr(split.slotPositions));
+    rowSpace.setPlaneOffsetsAttr(b.getDenseI64ArrayAttr(carving.planeOffsets));
+  }
+  model.setBudgetAttr(b.getI64IntegerAttr(budget));
+  model.setMaxNumSeqsAttr(b.getI64IntegerAttr(maxNumSeqs));
+  model.setTotalReservedBytesAttr(
+      b.getI64IntegerAttr(fitted.plan.totalReservedBytes()));
+  model.setAllocationBytesAttr(b.getI64IntegerAttr(carving.total));
+}
+
+LogicalResult planModel(ModelOp model, const PlanPoolsOptions &options,
+                        llvm::Statistic &numPage, llvm::Statistic &numState) {
+  SmallVector<EntryClassOp> ops;
+  std::vector<poolrt::SubPoolSpec> specs;
+  if (failed(collectSpecs(model, ops, specs)))
+    return failure();
+  FailureOr<poolrt::PoolPlan> sized =
+      sizePools(model, ops, specs, options.budget, options.maxNumSeqs);
+  if (failed(sized))
+    return failure();
+  FailureOr<poolrt::PoolPlan> solved =
+      reconcileStages(model, std::move(*sized), options.ppMinBlocks);
+  if (failed(solved))
+    return failure();
+
   // The counts are the reference's (one source: planPools). Carving them
   // into one allocation aligns each region start to 256 B; with 256-multiple
   // entry sizes (every real model) that adds nothing, otherwise
   // allocation_bytes exceeds total_reserved_bytes by under 256 B a region.
   // A tight row space rounds the blocks up to whole slots, like the
   // reference: its planes may pass the reservation by under one slot.
-
-  for (EntryClassOp cls : ops) {
-    const poolrt::PlannedClass *pc = solved.find(cls.getName().str());
-    cls.setEntriesAttr(b.getI64IntegerAttr(pc->entries));
-    cls.setReservedBytesAttr(b.getI64IntegerAttr(pc->reservedBytes));
-    cls.removeRegionOffsetAttr();
-    if (cls.isPage())
-      numPage += pc->entries;
-    else
-      numState += pc->entries;
+  // fit-allocation gives up PAGE entries until the allocation fits instead.
+  RowSpaceOp rowSpace = model.getRowSpace();
+  poolrt::PlanFault fault = poolrt::PlanFault::Allocation;
+  auto fitted = poolrt::carveWithinBudget(
+      *solved, allocationShape(ops, rowSpace), options.budget,
+      options.fitAllocation, &fault);
+  if (!fitted) {
+    if (rowSpace && fault == poolrt::PlanFault::RowSpace)
+      return rowSpace.emitOpError(fitted.error().message);
+    return model.emitOpError(fitted.error().message);
   }
-  SmallVector<int64_t> planeOffsets;
-  for (auto [i, owner] : llvm::enumerate(regionOwner)) {
-    if (owner)
-      owner.setRegionOffsetAttr(b.getI64IntegerAttr(regions.offsets[i]));
-    else
-      planeOffsets.push_back(regions.offsets[i]);
-  }
-  if (geo) {
-    rowSpace.setNumBlocksAttr(b.getI64IntegerAttr(geo->numBlocks()));
-    rowSpace.setNumSlotsAttr(b.getI64IntegerAttr(geo->numSlots()));
-    rowSpace.setPlaneRowsAttr(b.getI64IntegerAttr(geo->planeRows()));
-    rowSpace.setSlotPositionsAttr(b.getI64IntegerAttr(geo->slotPositions()));
-    rowSpace.setPlaneOffsetsAttr(b.getDenseI64ArrayAttr(planeOffsets));
-  }
-  model.setBudgetAttr(b.getI64IntegerAttr(budget));
-  model.setMaxNumSeqsAttr(b.getI64IntegerAttr(maxNumSeqs));
-  model.setTotalReservedBytesAttr(
-      b.getI64IntegerAttr(solved.totalReservedBytes()));
-  model.setAllocationBytesAttr(b.getI64IntegerAttr(regions.total));
+  recordPlan(model, ops, rowSpace, fitted.value(), options.budget,
+             options.maxNumSeqs, numPage, numState);
   return success();
 }
 
 struct PlanPools : impl::PlanPoolsBase<PlanPools> {
   using PlanPoolsBase::PlanPoolsBase;
   void runOnOperation() override {
-    ModuleOp module = getOperation();
-    if (budget == std::numeric_limits<int64_t>::min()) {
-      module.emitError("pool-plan-pools needs a budget (budget=BYTES)");
+    ModelOp model = getOperation();
+    // Streaming an Option itself picks Diagnostic's `char` overload.
+    int64_t bytes = budget, seqs = maxNumSeqs, minBlocks = ppMinBlocks;
+    if (bytes == kNoBudget) {
+      model.emitError("pool-plan-pools needs a budget (budget=BYTES)");
       return signalPassFailure();
     }
-    if (maxNumSeqs < 0) {
-      // Streaming the Option itself picks Diagnostic's `char` overload.
-      module.emitError("pool-plan-pools needs max-num-seqs >= 0, got ")
-          << static_cast<int64_t>(maxNumSeqs);
+    if (bytes < 0) {
+      model.emitError("pool-plan-pools needs a budget >= 0 bytes, got ")
+          << bytes;
       return signalPassFailure();
     }
-    for (ModelOp model : module.getOps<ModelOp>())
-      if (failed(planModel(model, budget, maxNumSeqs, ppMinBlocks, fitAllocation,
-                           numPageEntries, numStateEntries)))
-        return signalPassFailure();
+    if (seqs < 0) {
+      model.emitError("pool-plan-pools needs max-num-seqs >= 0, got ") << seqs;
+      return signalPassFailure();
+    }
+    if (minBlocks != kNoPpMinBlocks && minBlocks < 0) {
+      model.emitError("pool-plan-pools needs pp-min-blocks >= 0 when given, "
+                      "got ")
+          << minBlocks;
+      return signalPassFailure();
+    }
+    PlanPoolsOptions options;
+    options.budget = bytes;
+    options.maxNumSeqs = seqs;
+    options.ppMinBlocks = minBlocks;
+    options.fitAllocation = fitAllocation;
+    if (failed(planModel(model, options, numPageEntries, numStateEntries)))
+      return signalPassFailure();
   }
 };
 } // namespace

@@ -1,7 +1,6 @@
 //===- PoolVerify.cpp - Check that a model can be compiled ----------------===//
 
 #include "dialects/Pool/IR/PoolOps.h"
-#include "passes/ModelUtil.h"
 #include "passes/Passes.h"
 
 #include "poolrt/StateArena.h"
@@ -61,8 +60,8 @@ LogicalResult verifyModel(ModelOp model) {
     return diag;
   }
 
-  bool rowSpace = inRowSpace(model);
-  LayersOp layers = getLayersOp(model);
+  bool rowSpace = model.inRowSpace();
+  LayersOp layers = model.getLayersOp();
   if (rowSpace) {
     if (!layers)
       return model.emitOpError("model '")
@@ -150,11 +149,9 @@ LogicalResult verifyModel(ModelOp model) {
 struct PoolVerify : impl::PoolVerifyBase<PoolVerify> {
   using PoolVerifyBase::PoolVerifyBase;
   void runOnOperation() override {
-    for (ModelOp model : getOperation().getOps<ModelOp>()) {
-      ++numModels;
-      if (failed(verifyModel(model)))
-        return signalPassFailure();
-    }
+    ++numModels;
+    if (failed(verifyModel(getOperation())))
+      return signalPassFailure();
     markAllAnalysesPreserved();
   }
 };

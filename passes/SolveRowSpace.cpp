@@ -7,7 +7,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "passes/ModelUtil.h"
+#include "dialects/Pool/IR/PoolOps.h"
 #include "passes/Passes.h"
 
 #include "poolrt/Checked.h"
@@ -31,54 +31,67 @@ SmallVector<int64_t> flatten(ArrayRef<poolrt::Run> runs) {
   return flat;
 }
 
-LogicalResult solveModel(ModelOp model, llvm::Statistic &numRowSpaces) {
-  if (!inRowSpace(model))
-    return success();
-  MLIRContext *ctx = model.getContext();
-  Builder b(ctx);
-  LayersOp layers = getLayersOp(model);
-  EntryClassOp slot = getSlotClass(model), page = getPageClass(model);
-  if (!layers || !slot || !page)
-    return model.emitOpError("a row space needs layers, a derived PAGE class "
-                             "and a derived STATE (slot) class; run pool-verify");
-  SmallVector<PlaneOp> planes = getPlanes(model);
+/// What the declaration says about the row space, gathered once. (Op
+/// handles: the steps below write through them, so they take it non-const.)
+struct Declared {
+  LayersOp layers;
+  EntryClassOp slot, page;
+  SmallVector<PlaneOp> planes;
   SmallVector<int64_t> widths;
   SmallVector<StringRef> names;
-  int64_t sumW = 0;
-  for (PlaneOp p : planes) {
-    widths.push_back(int64_t(p.getRowBytes()));
-    names.push_back(p.getName());
-    sumW += int64_t(p.getRowBytes()); // each <= 2^20 (plane verifier)
-  }
-  int64_t ring = int64_t(model.getSlidingWindow()) + int64_t(model.getSpecDepth());
-  int64_t arenaRows = slot.getArenaRows() ? int64_t(*slot.getArenaRows()) : 0;
-  ArrayRef<int64_t> ratios = layers.getRatios();
-  int64_t absent = llvm::count(ratios, poolrt::kAbsentRatio);
+  int64_t sumWidths = 0;
+  int64_t ring = 0;      // sliding_window + spec_depth
+  int64_t arenaRows = 0; // the slot class's state rows (pool-assign-field-planes)
+  int64_t absent = 0;    // layers outside the row space (-1)
+};
 
-  // Windows carried as state fields: k plane rows per window row.
+FailureOr<Declared> declared(ModelOp model) {
+  Declared d;
+  d.layers = model.getLayersOp();
+  d.slot = model.getSlotClass();
+  d.page = model.getPageClass();
+  if (!d.layers || !d.slot || !d.page)
+    return model.emitOpError("a row space needs layers, a derived PAGE class "
+                             "and a derived STATE (slot) class; run pool-verify");
+  d.planes = model.getPlanes();
+  for (PlaneOp p : d.planes) {
+    d.widths.push_back(int64_t(p.getRowBytes()));
+    d.names.push_back(p.getName());
+    d.sumWidths += int64_t(p.getRowBytes()); // each <= 2^20 (plane verifier)
+  }
+  d.ring = int64_t(model.getSlidingWindow()) + int64_t(model.getSpecDepth());
+  d.arenaRows =
+      d.slot.getArenaRows() ? int64_t(*d.slot.getArenaRows()) : 0;
+  d.absent = llvm::count(d.layers.getRatios(), poolrt::kAbsentRatio);
+  return d;
+}
+
+/// Windows carried as state fields of the slot class (the absent layers'):
+/// each holds one row per ring position and reads its plane retyped to k
+/// plane rows per window row. Sets `rows_per_window_row` on each and
+/// returns the slot alignment, lcm(2, every k).
+FailureOr<int64_t> placeWindowFields(ModelOp model, Declared &d,
+                                     SmallVectorImpl<StateFieldOp> &windows) {
+  Builder b(model.getContext());
   int64_t slotAlign = 2;
-  SmallVector<StateFieldOp> windowFields;
-  for (StateFieldOp f : fieldsOf(model, slot.getName())) {
+  for (StateFieldOp f : model.fieldsOf(d.slot.getName())) {
     if (!f.getWindow())
       continue;
-    windowFields.push_back(f);
+    windows.push_back(f);
     auto field = toStateField(f).value();
-    if (field.shape.empty() || field.shape[0] != ring)
+    if (field.shape.empty() || field.shape[0] != d.ring)
       return f.emitOpError("window field '")
              << f.getName() << "' must hold one row per ring position: shape["
              << "0] is " << (field.shape.empty() ? 0 : field.shape[0])
-             << ", the ring is " << ring << " (sliding_window + spec_depth)";
-    if (f.getLayers() != uint64_t(absent))
+             << ", the ring is " << d.ring << " (sliding_window + spec_depth)";
+    if (f.getLayers() != uint64_t(d.absent))
       return f.emitOpError("window field '")
              << f.getName() << "' spans " << int64_t(f.getLayers())
-             << " layers, but " << absent
+             << " layers, but " << d.absent
              << " layers are absent (-1) from the row space";
     int64_t rowBytes = field.bytesPerEntry() / std::max<int64_t>(1, field.layers) /
                        field.shape[0];
-    PlaneOp plane;
-    for (PlaneOp p : planes)
-      if (f.getPlane() && p.getName() == *f.getPlane())
-        plane = p;
+    PlaneOp plane = f.getPlane() ? model.findPlane(*f.getPlane()) : PlaneOp();
     if (!plane || !f.getOffset())
       return f.emitOpError("window field '")
              << f.getName()
@@ -99,36 +112,49 @@ LogicalResult solveModel(ModelOp model, llvm::Statistic &numRowSpaces) {
     f.setRowsPerWindowRowAttr(b.getI64IntegerAttr(k));
     slotAlign = std::lcm(slotAlign, k);
   }
-  if (absent > 0 && windowFields.empty())
-    return layers.emitOpError()
-           << absent
+  if (d.absent > 0 && windows.empty())
+    return d.layers.emitOpError()
+           << d.absent
            << " layers are absent (-1) from the row space, but no state "
               "field of the slot class carries their windows (window = true)";
+  return slotAlign;
+}
 
+/// The one solve of the row space (poolrt::RowSpaceGeometry, no counts:
+/// pool-plan-pools only splits the plane it describes), and the proof that
+/// every window field has window parameters in it.
+FailureOr<poolrt::RowSpaceGeometry>
+solveGeometry(ModelOp model, Declared &d, int64_t slotAlign,
+              ArrayRef<StateFieldOp> windows) {
+  ArrayRef<int64_t> ratios = d.layers.getRatios();
   auto geo = poolrt::RowSpaceGeometry::create(
-      std::vector<int64_t>(ratios.begin(), ratios.end()), 0, 0, ring,
-      int64_t(model.getBlockSize()), std::nullopt, arenaRows, std::nullopt,
+      std::vector<int64_t>(ratios.begin(), ratios.end()), 0, 0, d.ring,
+      int64_t(model.getBlockSize()), std::nullopt, d.arenaRows, std::nullopt,
       slotAlign);
   if (!geo)
-    return layers.emitOpError(geo.error().message);
-  for (StateFieldOp f : windowFields) {
-    int64_t w = 0;
-    for (PlaneOp p : planes)
-      if (p.getName() == *f.getPlane())
-        w = int64_t(p.getRowBytes());
+    return d.layers.emitOpError(geo.error().message);
+  for (StateFieldOp f : windows) {
+    int64_t w = int64_t(model.findPlane(*f.getPlane()).getRowBytes());
     auto params = geo->fieldWindowParams(int64_t(*f.getOffset()) / w,
                                          int64_t(*f.getRowsPerWindowRow()));
     if (!params)
       return f.emitOpError(params.error().message);
   }
+  return geo.take();
+}
 
-  // Bytes: a block is its envelope in every plane, plus whatever rides the
-  // block table with explicit bytes (an indexer); a slot is its rows in
-  // every plane.
-  auto pageMain = poolrt::checkedMul(geo->envelopeRows(), sumW, "PAGE bytes");
-  auto slotBytes = poolrt::checkedMul(geo->slotRows(), sumW, "slot bytes");
+/// Bytes: a block is its envelope in every plane, plus whatever rides the
+/// block table with explicit bytes (an indexer); a slot is its rows in
+/// every plane.
+LogicalResult deriveEntryBytes(ModelOp model, Declared &d,
+                               const poolrt::RowSpaceGeometry &geo) {
+  Builder b(model.getContext());
+  auto pageMain =
+      poolrt::checkedMul(geo.envelopeRows(), d.sumWidths, "PAGE bytes");
+  auto slotBytes = poolrt::checkedMul(geo.slotRows(), d.sumWidths, "slot bytes");
   if (!pageMain || !slotBytes)
     return model.emitOpError("row space bytes overflow 64-bit arithmetic");
+  EntryClassOp page = d.page;
   if (page.getDerived()) {
     int64_t extra = page.getBytes() ? int64_t(*page.getBytes()) : 0;
     auto total = poolrt::checkedAdd(*pageMain, extra, "PAGE bytes");
@@ -141,15 +167,22 @@ LogicalResult solveModel(ModelOp model, llvm::Statistic &numRowSpaces) {
                 "row space and nothing rides the block table";
     page.setEntryBytesAttr(b.getI64IntegerAttr(*total));
   }
+  EntryClassOp slot = d.slot;
   slot.setEntryBytesAttr(b.getI64IntegerAttr(*slotBytes));
+  return success();
+}
 
-  // The checkpoint image: per plane the carried fields, then the window
-  // rows some position reaches, merged where they abut.
-  std::vector<poolrt::Run> entryRuns = geo->entryRowRuns();
-  SmallVector<Attribute> imageRanges;
+/// The checkpoint image: per plane the carried fields, then the window
+/// rows some position reaches, merged where they abut. Appends one flat
+/// (offset, bytes) array per plane to `ranges`; returns the image's bytes.
+FailureOr<int64_t> checkpointImage(Declared &d,
+                                   ArrayRef<poolrt::Run> entryRuns,
+                                   SmallVectorImpl<Attribute> &ranges) {
+  Builder b(d.slot.getContext());
+  EntryClassOp slot = d.slot;
   int64_t imageBytes = 0;
   ArrayAttr fieldRanges = slot.getPlaneCheckpointRangesAttr();
-  for (size_t p = 0; p < planes.size(); ++p) {
+  for (size_t p = 0; p < d.planes.size(); ++p) {
     std::vector<poolrt::Run> runs;
     if (fieldRanges) {
       ArrayRef<int64_t> flat =
@@ -158,40 +191,73 @@ LogicalResult solveModel(ModelOp model, llvm::Statistic &numRowSpaces) {
         runs.push_back({flat[i], flat[i + 1]});
     }
     for (auto [start, count] : entryRuns)
-      runs.push_back({(arenaRows + start) * widths[p], count * widths[p]});
+      runs.push_back(
+          {(d.arenaRows + start) * d.widths[p], count * d.widths[p]});
     auto merged = poolrt::mergeAbutting(runs);
     if (!merged)
       return slot.emitOpError("checkpoint image of plane '")
-             << names[p] << "': " << merged.error().message;
+             << d.names[p] << "': " << merged.error().message;
     for (auto [off, len] : merged.value())
       imageBytes += len;
-    imageRanges.push_back(b.getDenseI64ArrayAttr(flatten(merged.value())));
+    ranges.push_back(b.getDenseI64ArrayAttr(flatten(merged.value())));
   }
+  return imageBytes;
+}
 
+/// Replace any earlier pool.row_space with the one solved now.
+void recordRowSpace(ModelOp model, Declared &d, int64_t slotAlign,
+                    const poolrt::RowSpaceGeometry &geo,
+                    ArrayRef<poolrt::Run> entryRuns,
+                    ArrayRef<Attribute> imageRanges, int64_t imageBytes) {
+  MLIRContext *ctx = model.getContext();
+  Builder b(ctx);
   SmallVector<Attribute> classes;
-  for (const poolrt::ClassLayout &c : geo->classes()) {
-    auto params = geo->windowParams(c.ratio).value();
+  for (const poolrt::ClassLayout &c : geo.classes()) {
+    auto params = geo.windowParams(c.ratio).value();
     classes.push_back(RowClassAttr::get(
         ctx, c.ratio, c.layers, c.blockRows, c.ringStride, c.envelopeOffset,
         c.envelopeRows, c.entryOffset, c.entryRows, params.ringStart,
         params.runRows));
   }
-
-  if (RowSpaceOp old = getRowSpace(model))
+  if (RowSpaceOp old = model.getRowSpace())
     old.erase();
   OpBuilder ob(ctx);
   ob.setInsertionPointToEnd(&model.getBodyBlock());
+  EntryClassOp page = d.page, slot = d.slot;
   RowSpaceOp::create(
-      ob, layers.getLoc(), b.getStringAttr(page.getName()),
-      b.getStringAttr(slot.getName()), b.getI64IntegerAttr(geo->blockSize()),
-      b.getI64IntegerAttr(ring), b.getI64IntegerAttr(arenaRows),
-      b.getI64IntegerAttr(slotAlign), b.getI64IntegerAttr(geo->envelopeRows()),
-      b.getI64IntegerAttr(geo->entryRows()), b.getI64IntegerAttr(geo->slotRows()),
-      b.getDenseI64ArrayAttr(ratios), b.getStrArrayAttr(names),
-      b.getDenseI64ArrayAttr(widths), b.getArrayAttr(classes),
+      ob, d.layers.getLoc(), b.getStringAttr(page.getName()),
+      b.getStringAttr(slot.getName()), b.getI64IntegerAttr(geo.blockSize()),
+      b.getI64IntegerAttr(d.ring), b.getI64IntegerAttr(d.arenaRows),
+      b.getI64IntegerAttr(slotAlign), b.getI64IntegerAttr(geo.envelopeRows()),
+      b.getI64IntegerAttr(geo.entryRows()), b.getI64IntegerAttr(geo.slotRows()),
+      b.getDenseI64ArrayAttr(d.layers.getRatios()), b.getStrArrayAttr(d.names),
+      b.getDenseI64ArrayAttr(d.widths), b.getArrayAttr(classes),
       b.getDenseI64ArrayAttr(flatten(entryRuns)), b.getArrayAttr(imageRanges),
       b.getI64IntegerAttr(imageBytes), nullptr, nullptr, nullptr, nullptr,
       nullptr, nullptr, nullptr, nullptr);
+}
+
+LogicalResult solveModel(ModelOp model, llvm::Statistic &numRowSpaces) {
+  if (!model.inRowSpace())
+    return success();
+  FailureOr<Declared> d = declared(model);
+  if (failed(d))
+    return failure();
+  SmallVector<StateFieldOp> windows;
+  FailureOr<int64_t> slotAlign = placeWindowFields(model, *d, windows);
+  if (failed(slotAlign))
+    return failure();
+  FailureOr<poolrt::RowSpaceGeometry> geo =
+      solveGeometry(model, *d, *slotAlign, windows);
+  if (failed(geo) || failed(deriveEntryBytes(model, *d, *geo)))
+    return failure();
+  std::vector<poolrt::Run> entryRuns = geo->entryRowRuns();
+  SmallVector<Attribute> imageRanges;
+  FailureOr<int64_t> imageBytes = checkpointImage(*d, entryRuns, imageRanges);
+  if (failed(imageBytes))
+    return failure();
+  recordRowSpace(model, *d, *slotAlign, *geo, entryRuns, imageRanges,
+                 *imageBytes);
   ++numRowSpaces;
   return success();
 }
@@ -199,9 +265,8 @@ LogicalResult solveModel(ModelOp model, llvm::Statistic &numRowSpaces) {
 struct SolveRowSpace : impl::SolveRowSpaceBase<SolveRowSpace> {
   using SolveRowSpaceBase::SolveRowSpaceBase;
   void runOnOperation() override {
-    for (ModelOp model : getOperation().getOps<ModelOp>())
-      if (failed(solveModel(model, numRowSpaces)))
-        return signalPassFailure();
+    if (failed(solveModel(getOperation(), numRowSpaces)))
+      return signalPassFailure();
   }
 };
 } // namespace

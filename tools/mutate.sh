@@ -35,7 +35,7 @@ if s.count(a) != 1:
 open(path, 'w').write(s.replace(a, b))
 PY
   then
-    mv "$file.mutate-orig" "$file"; echo "STALE  $file: $from"; continue
+    mv "$file.mutate-orig" "$file"; touch "$file"; echo "STALE  $file: $from"; continue
   fi
   if ! cmake --build "$BUILD" --target poolc-unit-tests poolc-conformance -j "$(nproc)" >/dev/null 2>&1; then
     echo "NOBUILD   $file: $from -> $to (not counted as killed)"
@@ -45,6 +45,7 @@ PY
     echo "killed    $file: $from -> $to"; killed=$((killed + 1))
   fi
   mv "$file.mutate-orig" "$file"
+  touch "$file" # newer than the mutant's objects, so the next build redoes them
 done
 cmake --build "$BUILD" --target poolc-unit-tests poolc-conformance -j "$(nproc)" >/dev/null 2>&1
 echo "mutation check: $killed of $total mutants killed"

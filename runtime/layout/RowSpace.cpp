@@ -7,6 +7,11 @@
 
 namespace poolrt {
 
+namespace {
+/// Planes past 2^43 rows would overflow rows * (row bytes up to 2^20).
+constexpr int64_t kMaxPlaneRows = int64_t(1) << 43;
+} // namespace
+
 int64_t ringOffsetFor(int64_t layers, int64_t stride, int64_t q) {
   return (q / stride) * (layers * stride) + (q % stride);
 }
@@ -34,6 +39,41 @@ std::string WindowParams::str() const {
          ", ring_slots=" + std::to_string(ringSlots) +
          ", ring_stride=" + std::to_string(ringStride) +
          ", run_rows=" + std::to_string(runRows) + ")";
+}
+
+Result<int64_t> slotRowsFor(int64_t arenaRows, int64_t entryRows,
+                            int64_t slotAlignRows) {
+  if (slotAlignRows < 1)
+    return Error::invalid("slot_align_rows must be positive, got " +
+                          std::to_string(slotAlignRows));
+  auto rows = checkedAdd(arenaRows, entryRows, "slot rows");
+  return rows ? checkedAlignUp(*rows, slotAlignRows, "slot rows") : rows;
+}
+
+Result<int64_t> tightPlaneRows(int64_t numBlocks, int64_t envelopeRows,
+                               int64_t numSlots, int64_t slotRows) {
+  if (numBlocks < 0 || numSlots < 0)
+    return Error::invalid("num_blocks and num_slots must not be negative, got " +
+                          std::to_string(numBlocks) + " and " +
+                          std::to_string(numSlots));
+  if (envelopeRows < 0 || slotRows < 1)
+    return Error::invalid("a row space needs envelope_rows >= 0 and slot_rows "
+                          ">= 1, got " + std::to_string(envelopeRows) +
+                          " and " + std::to_string(slotRows));
+  auto blockRows = checkedMul(numBlocks, envelopeRows, "block rows");
+  if (!blockRows)
+    return blockRows.error();
+  int64_t blockSlots = (*blockRows + slotRows - 1) / slotRows;
+  auto slots = checkedAdd(numSlots, blockSlots, "plane slots");
+  if (!slots)
+    return slots.error();
+  auto rows = checkedMul(*slots, slotRows, "plane rows");
+  if (!rows)
+    return rows.error();
+  if (*rows > kMaxPlaneRows)
+    return Error::invalid("plane of " + std::to_string(*rows) +
+                          " rows exceeds 2^43 rows");
+  return *rows;
 }
 
 Result<RowSpaceGeometry>
@@ -128,8 +168,7 @@ RowSpaceGeometry::create(std::vector<int64_t> ratios, int64_t numBlocks,
     entryOff += c.entryRows;
   }
   g.entryRows_ = entryOff;
-  g.slotRows_ = (arenaRows + g.entryRows_ + slotAlignRows - 1) / slotAlignRows *
-                slotAlignRows;
+  g.slotRows_ = slotRowsFor(arenaRows, g.entryRows_, slotAlignRows).value();
 
   auto blockRowsTotal = checkedMul(numBlocks, g.envelopeRows_, "block rows");
   if (!blockRowsTotal)
@@ -137,11 +176,8 @@ RowSpaceGeometry::create(std::vector<int64_t> ratios, int64_t numBlocks,
   if (planeRows) {
     g.planeRows_ = *planeRows;
   } else {
-    int64_t blockSlots = (*blockRowsTotal + g.slotRows_ - 1) / g.slotRows_;
-    auto slots = checkedAdd(numSlots, blockSlots, "plane slots");
-    if (!slots)
-      return slots.error();
-    auto rows = checkedMul(*slots, g.slotRows_, "plane rows");
+    auto rows =
+        tightPlaneRows(numBlocks, g.envelopeRows_, numSlots, g.slotRows_);
     if (!rows)
       return rows.error();
     g.planeRows_ = *rows;
@@ -158,7 +194,7 @@ RowSpaceGeometry::create(std::vector<int64_t> ratios, int64_t numBlocks,
         std::to_string(g.envelopeRows_) + " rows each) plus " +
         std::to_string(numSlots) + " slots (" + std::to_string(g.slotRows_) +
         " rows each)");
-  if (g.planeRows_ > (int64_t(1) << 43))
+  if (g.planeRows_ > kMaxPlaneRows)
     return Error::invalid("plane of " + std::to_string(g.planeRows_) +
                           " rows exceeds 2^43 rows");
   g.slotPositionsGiven_ = slotPositions.has_value();

@@ -5,12 +5,14 @@
 // RUN: pool-opt %t/plan-only.mlir -split-input-file -verify-diagnostics --pool-plan-pools="budget=10000 max-num-seqs=8" | FileCheck %t/plan-only.mlir
 // RUN: pool-opt %t/pp-min-blocks.mlir -split-input-file -verify-diagnostics --pool-merge-entry-classes --pool-layout-state-fields --pool-plan-pools="budget=10000 max-num-seqs=8 pp-min-blocks=1" | FileCheck %t/pp-min-blocks.mlir
 // RUN: pool-opt %t/large.mlir --pool-merge-entry-classes --pool-layout-state-fields --pool-plan-pools="budget=1099511627776 max-num-seqs=256" | FileCheck %t/large.mlir
-// RUN: pool-opt %t/negative-budget.mlir -split-input-file -verify-diagnostics --pool-layout-state-fields --pool-plan-pools="budget=-1 max-num-seqs=8" | FileCheck %t/negative-budget.mlir
+// RUN: pool-opt %t/negative-budget.mlir -split-input-file -verify-diagnostics --pool-layout-state-fields --pool-plan-pools="budget=-1 max-num-seqs=8"
 // RUN: pool-opt %t/row-space.mlir -split-input-file -verify-diagnostics --pool-verify --pool-merge-entry-classes --pool-assign-field-planes --pool-layout-state-fields --pool-solve-row-space --pool-plan-pools="budget=1048576 max-num-seqs=2" | FileCheck %t/row-space.mlir
 // RUN: pool-opt %t/row-space-solved.mlir -split-input-file -verify-diagnostics --pool-plan-pools="budget=1048576 max-num-seqs=2"
 // RUN: not pool-opt %t/options.mlir --pool-layout-state-fields --pool-plan-pools="max-num-seqs=8" 2>&1 | FileCheck %t/options.mlir --check-prefix=NO-BUDGET
 // RUN: not pool-opt %t/options.mlir --pool-layout-state-fields --pool-plan-pools="budget=10000" 2>&1 | FileCheck %t/options.mlir --check-prefix=NO-SEQS
 // RUN: not pool-opt %t/options.mlir --pool-layout-state-fields --pool-plan-pools="budget=10000 max-num-seqs=-3" 2>&1 | FileCheck %t/options.mlir --check-prefix=NEG-SEQS
+// RUN: not pool-opt %t/options.mlir --pool-layout-state-fields --pool-plan-pools="budget=10000 max-num-seqs=8 pp-min-blocks=-5" 2>&1 | FileCheck %t/options.mlir --check-prefix=NEG-PP
+// RUN: not pool-opt %t/options.mlir --pool-layout-state-fields --pool-plan-pools="budget=10000 max-num-seqs=8 pp-min-blocks=-1" 2>&1 | FileCheck %t/options.mlir --check-prefix=NEG-PP1
 
 //--- budget-10000.mlir
 
@@ -211,21 +213,18 @@ pool.model "large" attributes {block_size = 256 : i64, hash_block_size = 256 : i
 
 //--- negative-budget.mlir
 
-// A negative budget (the runner subtracted more than it had) gives a stateless model 0 PAGE entries, not an error.
-// CHECK-LABEL: pool.model "stateless"
-// CHECK-SAME: budget = -1 : i64
-// CHECK: pool.entry_class "kv" "page" {{.*}}entries = 0 : i64,
+// A negative budget is refused, not planned: a stateless model would otherwise get 0 PAGE entries from it (a runner that subtracted more than it had must say so itself).
+// expected-error @+1 {{pool-plan-pools needs a budget >= 0 bytes, got -1}}
 pool.model "stateless" attributes {block_size = 16 : i64, hash_block_size = 16 : i64} {
   pool.entry_class "kv" "page" {bytes = 1000 : i64}
 }
 
 // -----
 
-// With a STATE class the same budget is insufficient.
-// expected-error @+1 {{insufficient pool budget: state pool needs 8B of -1B}}
+// With a STATE class too: the budget is refused before any reservation is sized against it.
+// expected-error @+1 {{pool-plan-pools needs a budget >= 0 bytes, got -1}}
 pool.model "stateful" attributes {block_size = 16 : i64, hash_block_size = 16 : i64} {
   pool.entry_class "kv" "page" {bytes = 1000 : i64}
-  // expected-note @+1 {{STATE class 's' reserves (8 * 1 + 0) entries * 1 bytes}}
   pool.entry_class "s" "state" {bytes = 1 : i64, entries_per_req = 1 : i64}
 }
 
@@ -308,6 +307,9 @@ pool.model "unknown_class" attributes {block_size = 256 : i64, hash_block_size =
 // NO-BUDGET: error: pool-plan-pools needs a budget (budget=BYTES)
 // NO-SEQS: error: pool-plan-pools needs max-num-seqs >= 0, got -1{{$}}
 // NEG-SEQS: error: pool-plan-pools needs max-num-seqs >= 0, got -3{{$}}
+// pp-min-blocks is optional, but only leaving it out means none: a negative one (even -1) is refused.
+// NEG-PP: error: pool-plan-pools needs pp-min-blocks >= 0 when given, got -5{{$}}
+// NEG-PP1: error: pool-plan-pools needs pp-min-blocks >= 0 when given, got -1{{$}}
 pool.model "m" attributes {block_size = 16 : i64, hash_block_size = 16 : i64} {
   pool.entry_class "kv" "page" {bytes = 1000 : i64}
 }

@@ -71,10 +71,11 @@ bool compile(const std::string &path, const Plan &plan, Compiled &out) {
   });
   ::pool::CompileOptions opts;
   opts.input = path;
-  opts.budget = plan.budget;
-  opts.maxNumSeqs = plan.seqs;
-  opts.ppMinBlocks = plan.ppMinBlocks;
-  opts.fitAllocation = plan.fit;
+  opts.planPools.budget = plan.budget;
+  opts.planPools.maxNumSeqs = plan.seqs;
+  if (plan.ppMinBlocks >= 0)
+    opts.planPools.ppMinBlocks = plan.ppMinBlocks;
+  opts.planPools.fitAllocation = plan.fit;
   opts.onError = [&](const std::string &m) { firstError = m; };
   std::vector<std::pair<std::string, int64_t>> used;
   auto module = ::pool::compileModel(ctx, sm, opts, &used);
@@ -82,21 +83,27 @@ bool compile(const std::string &path, const Plan &plan, Compiled &out) {
     ADD_FAILURE() << path << ": " << firstError;
     return false;
   }
-  std::string error;
+  FailureOr<mlir::pool::ModelOp> model = mlir::pool::firstModel(*module);
+  if (failed(model)) {
+    ADD_FAILURE() << path << ": " << firstError;
+    return false;
+  }
   auto layout =
-      mlir::pool::solvedLayoutOf(*module, {path, used, plan.ppMinBlocks}, error);
-  if (!layout) {
-    ADD_FAILURE() << path << ": " << error;
+      mlir::pool::solvedLayoutOf(*model, {path, used, plan.ppMinBlocks});
+  if (failed(layout)) {
+    ADD_FAILURE() << path << ": " << firstError;
     return false;
   }
   MLIRContext kctx;
   kctx.printOpOnDiagnostic(false);
   ::pool::registerKernelLowering(kctx);
-  if (!mlir::pool::buildArtifact(*module, &kctx, *layout, {"host"},
-                                 out.artifact, error, &out.layout)) {
-    ADD_FAILURE() << path << ": " << error;
+  auto artifact =
+      mlir::pool::buildArtifact(*model, &kctx, *layout, {"host"}, &out.layout);
+  if (failed(artifact)) {
+    ADD_FAILURE() << path << ": " << firstError;
     return false;
   }
+  out.artifact = std::move(*artifact);
   return true;
 }
 

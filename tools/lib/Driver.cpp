@@ -95,12 +95,7 @@ OwningOpRef<ModuleOp> compileModel(MLIRContext &ctx, llvm::SourceMgr &sourceMgr,
     return module;
   }
   PassManager pm(&ctx);
-  mlir::pool::PlanOptions plan;
-  plan.budget = opts.budget;
-  plan.maxNumSeqs = opts.maxNumSeqs;
-  plan.ppMinBlocks = opts.ppMinBlocks;
-  plan.fitAllocation = opts.fitAllocation;
-  mlir::pool::buildPoolPipeline(pm, plan);
+  mlir::pool::buildPoolPipeline(pm, opts.planPools);
   if (failed(pm.run(*module)))
     return nullptr;
   return module;

@@ -2,6 +2,8 @@
 #ifndef POOL_TOOLS_DRIVER_H
 #define POOL_TOOLS_DRIVER_H
 
+#include "passes/Passes.h"
+
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/MLIRContext.h"
 #include "mlir/IR/OwningOpRef.h"
@@ -19,10 +21,9 @@ struct CompileOptions {
   std::string input; // .yaml, or .mlir holding pool dialect
   std::vector<std::pair<std::string, int64_t>> params; // YAML only
   bool plan = true; // false: import and verify only
-  int64_t budget = 0;
-  int64_t maxNumSeqs = 0;
-  int64_t ppMinBlocks = -1;
-  bool fitAllocation = false;
+  /// pool-plan-pools' options: the budget is required (the pass refuses
+  /// kNoBudget), pp-min-blocks only when given.
+  mlir::pool::PlanPoolsOptions planPools;
   /// Where errors found before the IR exists go (YAML, files, --param);
   /// the rest are MLIR diagnostics. Default: stderr.
   std::function<void(const std::string &)> onError;

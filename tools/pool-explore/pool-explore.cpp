@@ -81,8 +81,8 @@ Compiled compile(const std::string &path,
   ::pool::CompileOptions opts;
   opts.input = path;
   opts.params = ps;
-  opts.budget = budget;
-  opts.maxNumSeqs = seqs;
+  opts.planPools.budget = budget;
+  opts.planPools.maxNumSeqs = seqs;
   opts.onError = [&](const std::string &msg) {
     if (firstError.empty())
       firstError = msg;
@@ -92,10 +92,12 @@ Compiled compile(const std::string &path,
     out.error = firstError.empty() ? "the model does not compile" : firstError;
     return out;
   }
-  std::string error;
-  auto layout = mlir::pool::solvedLayoutOf(*module, {path, ps, -1}, error);
-  if (!layout)
-    out.error = error;
+  FailureOr<mlir::pool::ModelOp> model = mlir::pool::firstModel(*module);
+  FailureOr<poolrt::SolvedLayout> layout = failure();
+  if (succeeded(model))
+    layout = mlir::pool::solvedLayoutOf(*model, {path, ps, -1});
+  if (failed(layout))
+    out.error = firstError.empty() ? "the model is not planned" : firstError;
   else
     out.layout = std::move(*layout);
   return out;

@@ -93,14 +93,8 @@ struct SparseArena {
 /// backend takes as device addresses as they are (poolrt/Device.h).
 class HostKernels {
 public:
-  /// Lowers `specs` for the host and loads them; "" or what failed.
-  std::string load(const std::vector<KernelSpec> &specs) {
-    MLIRContext kctx;
-    ::pool::registerKernelLowering(kctx);
-    std::string ir, error;
-    if (!mlir::pool::lowerKernels(&kctx, specs, "host",
-                                  mlir::pool::CodeFormat::Binary, ir, error))
-      return error;
+  /// Loads the kernels' host lowering `ir`; "" or what failed.
+  std::string load(std::string ir) {
     auto dev = poolrt::openDevice("host");
     if (!dev)
       return dev.error().message;
@@ -1233,8 +1227,8 @@ int compileOptions(::pool::CompileOptions &opts) {
     return 2;
   }
   opts.input = inputFile;
-  opts.budget = *budget;
-  opts.maxNumSeqs = maxNumSeqs;
+  opts.planPools.budget = *budget;
+  opts.planPools.maxNumSeqs = maxNumSeqs;
   for (const std::string &p : params) {
     std::pair<std::string, int64_t> kv;
     if (!::pool::parseParamArg(p, kv, why)) {
@@ -1247,9 +1241,9 @@ int compileOptions(::pool::CompileOptions &opts) {
 }
 
 /// Compiles the model: what was solved, and the kernels. False if it failed
-/// (already reported).
+/// (already reported). `hostIr` receives the kernels lowered for the host.
 bool compile(const ::pool::CompileOptions &opts, poolrt::SolvedLayout &layout,
-             std::vector<KernelSpec> &specs) {
+             std::vector<KernelSpec> &specs, std::string &hostIr) {
   MLIRContext ctx;
   ctx.printOpOnDiagnostic(false);
   llvm::SourceMgr sm;
@@ -1257,14 +1251,25 @@ bool compile(const ::pool::CompileOptions &opts, poolrt::SolvedLayout &layout,
   auto module = ::pool::compileModel(ctx, sm, opts);
   if (!module)
     return false;
-  std::string error;
-  auto solved = mlir::pool::solvedLayoutOf(*module, {inputFile, {}, -1}, error);
-  if (!solved) {
-    llvm::errs() << error << "\n";
+  FailureOr<mlir::pool::ModelOp> model = mlir::pool::firstModel(*module);
+  if (failed(model))
     return false;
-  }
+  auto solved = mlir::pool::solvedLayoutOf(*model, {inputFile, {}, -1});
+  if (failed(solved))
+    return false;
   layout = std::move(*solved);
-  specs = mlir::pool::deriveKernelSpecs(*module);
+  auto derived = mlir::pool::deriveKernelSpecs(*model);
+  if (failed(derived))
+    return false;
+  specs = std::move(*derived);
+  MLIRContext kctx;
+  kctx.printOpOnDiagnostic(false);
+  ::pool::registerKernelLowering(kctx);
+  FailureOr<std::string> lowered = mlir::pool::lowerKernels(
+      *model, &kctx, specs, "host", mlir::pool::CodeFormat::Binary);
+  if (failed(lowered))
+    return false;
+  hostIr = std::move(*lowered);
   return true;
 }
 
@@ -1279,12 +1284,13 @@ int main(int argc, char **argv) {
     return rc;
   poolrt::SolvedLayout solved;
   std::vector<KernelSpec> specs;
-  if (!compile(opts, solved, specs))
+  std::string hostIr;
+  if (!compile(opts, solved, specs, hostIr))
     return 1;
   Layout L{&solved, solved.rowSpace ? &*solved.rowSpace : nullptr,
            solved.allocationBytes};
   HostKernels kernels;
-  std::string error = kernels.load(specs);
+  std::string error = kernels.load(std::move(hostIr));
   if (!error.empty()) {
     llvm::errs() << "pool-kernel-check: " << error << "\n";
     return 1;

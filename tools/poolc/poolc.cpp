@@ -113,12 +113,13 @@ int main(int argc, char **argv) {
     auto b = ::pool::parseByteSize(budgetArg, why);
     if (!b)
       return usage("--budget '" + budgetArg + "': " + why);
-    opts.budget = *b;
+    opts.planPools.budget = *b;
     if (maxNumSeqs < 0)
       return usage("--max-num-seqs N (>= 0) is required");
-    opts.maxNumSeqs = maxNumSeqs;
-    opts.ppMinBlocks = ppMinBlocks;
-    opts.fitAllocation = fitAllocation;
+    opts.planPools.maxNumSeqs = maxNumSeqs;
+    if (ppMinBlocks.getNumOccurrences()) // a negative one is refused
+      opts.planPools.ppMinBlocks = ppMinBlocks;
+    opts.planPools.fitAllocation = fitAllocation;
   }
 
   MLIRContext ctx;
@@ -136,28 +137,32 @@ int main(int argc, char **argv) {
       ::pool::compileModel(ctx, sourceMgr, opts, &usedParams);
   if (!module)
     return 1;
+  FailureOr<mlir::pool::ModelOp> model = mlir::pool::firstModel(*module);
+  if (failed(model))
+    return 1;
 
   std::string text;
   llvm::raw_string_ostream os(text);
   if (emit == Emit::Artifact) {
-    std::string error;
     mlir::pool::ReportInputs inputs{inputFile, usedParams, ppMinBlocks};
-    auto layout = mlir::pool::solvedLayoutOf(*module, inputs, error);
-    if (!layout) {
-      llvm::errs() << "poolc: error: " << error << "\n";
+    auto layout = mlir::pool::solvedLayoutOf(*model, inputs);
+    if (failed(layout))
       return 1;
-    }
+    for (const std::string &t : targets) // a flag: said as poolc says flags
+      if (!mlir::pool::isKnownTarget(t)) {
+        llvm::errs() << "poolc: error: unknown target '" << t << "' (expected "
+                     << mlir::pool::knownTargetList() << ")\n";
+        return 1;
+      }
     MLIRContext kctx;
     kctx.printOpOnDiagnostic(false);
     ::pool::registerKernelLowering(kctx);
-    poolrt::Artifact artifact;
     std::vector<std::string> ts(targets.begin(), targets.end());
-    if (!mlir::pool::buildArtifact(*module, &kctx, std::move(*layout), ts, artifact,
-                                   error)) {
-      llvm::errs() << "poolc: error: " << error << "\n";
+    auto artifact =
+        mlir::pool::buildArtifact(*model, &kctx, std::move(*layout), ts);
+    if (failed(artifact))
       return 1;
-    }
-    poolrt::Status written = poolrt::writeArtifactFile(outputFile, artifact);
+    poolrt::Status written = poolrt::writeArtifactFile(outputFile, *artifact);
     if (!written.ok()) {
       llvm::errs() << "poolc: error: " << written.error().message << "\n";
       return 1;
@@ -169,34 +174,28 @@ int main(int argc, char **argv) {
       return usage("--emit=isa needs --target=" +
                    std::string(mlir::pool::knownTargetList()) +
                    (target.empty() ? "" : ", got '" + target + "'"));
-    std::string error;
     MLIRContext kctx;
     kctx.printOpOnDiagnostic(false);
     ::pool::registerKernelLowering(kctx);
-    auto specs = mlir::pool::deriveKernelSpecs(*module);
-    if (!mlir::pool::lowerKernels(&kctx, specs, target,
-                                  mlir::pool::CodeFormat::Assembly, text,
-                                  error)) {
-      llvm::errs() << "poolc: error: " << error << "\n";
+    auto specs = mlir::pool::deriveKernelSpecs(*model);
+    if (failed(specs))
       return 1;
-    }
+    auto code = mlir::pool::lowerKernels(*model, &kctx, *specs, target,
+                                         mlir::pool::CodeFormat::Assembly);
+    if (failed(code))
+      return 1;
+    text = std::move(*code);
   } else if (emit == Emit::Header) {
-    std::string error;
-    if (!mlir::pool::emitAddressHeader(*module, os, error)) {
-      llvm::errs() << "poolc: error: " << error << "\n";
+    if (failed(mlir::pool::emitAddressHeader(*model, os)))
       return 1;
-    }
   } else if (emit == Emit::Mlir || emit == Emit::Solved) {
     module->print(os);
     os << "\n";
   } else {
     mlir::pool::ReportInputs inputs{inputFile, usedParams, ppMinBlocks};
-    std::string error;
-    auto layout = mlir::pool::solvedLayoutOf(*module, inputs, error);
-    if (!layout) {
-      llvm::errs() << "poolc: error: " << error << "\n";
+    auto layout = mlir::pool::solvedLayoutOf(*model, inputs);
+    if (failed(layout))
       return 1;
-    }
     if (emit == Emit::Report)
       os << llvm::formatv("{0:2}", mlir::pool::reportJson(*layout)) << "\n";
     else

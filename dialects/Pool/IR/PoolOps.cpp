@@ -54,6 +54,113 @@ LogicalResult ModelOp::verify() {
   return success();
 }
 
+//===----------------------------------------------------------------------===//
+// ModelOp lookups
+//===----------------------------------------------------------------------===//
+
+llvm::iterator_range<Block::op_iterator<EntryClassOp>>
+ModelOp::getEntryClasses() {
+  return getBodyBlock().getOps<EntryClassOp>();
+}
+
+llvm::iterator_range<Block::op_iterator<StateFieldOp>>
+ModelOp::getStateFields() {
+  return getBodyBlock().getOps<StateFieldOp>();
+}
+
+SmallVector<PlaneOp, 4> ModelOp::getPlanes() {
+  return llvm::to_vector(getBodyBlock().getOps<PlaneOp>());
+}
+
+bool ModelOp::inRowSpace() { return !getBodyBlock().getOps<PlaneOp>().empty(); }
+
+PlaneOp ModelOp::findPlane(StringRef name) {
+  for (PlaneOp p : getBodyBlock().getOps<PlaneOp>())
+    if (p.getName() == name)
+      return p;
+  return PlaneOp();
+}
+
+LayersOp ModelOp::getLayersOp() {
+  auto ops = getBodyBlock().getOps<LayersOp>();
+  return ops.empty() ? LayersOp() : *ops.begin();
+}
+
+RowSpaceOp ModelOp::getRowSpace() {
+  auto ops = getBodyBlock().getOps<RowSpaceOp>();
+  return ops.empty() ? RowSpaceOp() : *ops.begin();
+}
+
+EntryClassOp ModelOp::findClass(StringRef name) {
+  for (EntryClassOp c : getEntryClasses())
+    if (c.getName() == name)
+      return c;
+  return EntryClassOp();
+}
+
+SmallVector<StateFieldOp, 8> ModelOp::fieldsOf(StringRef cls) {
+  SmallVector<StateFieldOp, 8> out;
+  for (StateFieldOp f : getStateFields())
+    if (f.getEntryClass() == cls)
+      out.push_back(f);
+  return out;
+}
+
+EntryClassOp ModelOp::getSlotClass() {
+  for (EntryClassOp c : getEntryClasses())
+    if (c.isState() && c.getDerived())
+      return c;
+  return EntryClassOp();
+}
+
+EntryClassOp ModelOp::getPageClass() {
+  for (EntryClassOp c : getEntryClasses())
+    if (c.isPage())
+      return c;
+  return EntryClassOp();
+}
+
+bool ModelOp::isPlanned() {
+  if (!getBudget() || !getMaxNumSeqs() || !getTotalReservedBytes() ||
+      !getAllocationBytes())
+    return false;
+  for (EntryClassOp c : getEntryClasses())
+    if (!c.getEntries() || !c.getEntryBytes() || !c.getReservedBytes())
+      return false;
+  RowSpaceOp rs = getRowSpace();
+  return !rs || (rs.getNumBlocks() && rs.getNumSlots() && rs.getPlaneRows() &&
+                 rs.getSlotPositions() && rs.getPlaneOffsets());
+}
+
+LogicalResult ModelOp::requirePlanned() {
+  if (isPlanned())
+    return success();
+  return emitError("the model is not planned (run pool-plan-pools first)");
+}
+
+FailureOr<ModelOp> mlir::pool::firstModel(ModuleOp module) {
+  auto models = module.getOps<ModelOp>();
+  if (models.empty())
+    return module.emitError("no pool.model in the module");
+  return *models.begin();
+}
+
+LogicalResult ModelOp::requireMergedClasses() {
+  llvm::StringMap<EntryClassOp> first;
+  for (EntryClassOp cls : getEntryClasses()) {
+    EntryClassOp earlier = first.try_emplace(cls.getName(), cls).first->second;
+    if (earlier == cls)
+      continue;
+    InFlightDiagnostic repeat = cls.emitOpError();
+    repeat << "entry class '" << cls.getName()
+           << "' is declared more than once; run pool-merge-entry-classes "
+              "first";
+    repeat.attachNote(earlier.getLoc()) << "first declared here";
+    return repeat;
+  }
+  return success();
+}
+
 LogicalResult ModelOp::verifyRegions() {
   llvm::StringMap<Operation *> planes, fields;
   llvm::StringMap<EntryClassOp> classes;

@@ -5,6 +5,7 @@
 #include "mlir/Bytecode/BytecodeOpInterface.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinAttributes.h"
+#include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/BuiltinTypes.h"
 #include "mlir/IR/OpDefinition.h"
 #include "mlir/IR/OpImplementation.h"
@@ -23,6 +24,9 @@ namespace mlir::pool {
 constexpr int64_t kDenseRatio = 0, kCsaRatio = 4, kHcaRatio = 128,
                   kAbsentRatio = -1;
 bool isKnownRatio(int64_t ratio);
+/// The model codegen reads: the first pool.model of `module` (poolc compiles
+/// one model per module); an error on the module when there is none.
+FailureOr<ModelOp> firstModel(ModuleOp module);
 /// The layout library's view of a declared field (validated there).
 poolrt::Result<poolrt::StateField> toStateField(StateFieldOp op);
 } // namespace mlir::pool

@@ -42,6 +42,40 @@ def Pool_ModelOp : Pool_Op<"model", [NoTerminator, SingleBlock,
   let hasRegionVerifier = 1;
   let extraClassDeclaration = [{
     ::mlir::Block &getBodyBlock() { return getBody().front(); }
+
+    // Lookups over the declaration (one place for every pass and codegen).
+    ::llvm::iterator_range<::mlir::Block::op_iterator<EntryClassOp>>
+    getEntryClasses();
+    ::llvm::iterator_range<::mlir::Block::op_iterator<StateFieldOp>>
+    getStateFields();
+    ::llvm::SmallVector<PlaneOp, 4> getPlanes();
+    /// A model is a row-space model when it declares planes.
+    bool inRowSpace();
+    /// The plane called `name` (null when none).
+    PlaneOp findPlane(::llvm::StringRef name);
+    /// The layers op (null when none).
+    LayersOp getLayersOp();
+    /// The solved row space (null before pool-solve-row-space).
+    RowSpaceOp getRowSpace();
+    /// The first declaration of class `name` (after merging, the only one).
+    EntryClassOp findClass(::llvm::StringRef name);
+    /// The state fields of class `cls`, in declaration order.
+    ::llvm::SmallVector<StateFieldOp, 8> fieldsOf(::llvm::StringRef cls);
+    /// The STATE class whose entry is a row-space slot: the derived STATE
+    /// class (exactly one in a row-space model; pool-verify checks).
+    EntryClassOp getSlotClass();
+    /// The PAGE class (null when none).
+    EntryClassOp getPageClass();
+    /// Whether pool-plan-pools has sized it: the model's budget, counts and
+    /// allocation, and a row space's split, are all set.
+    bool isPlanned();
+    /// isPlanned(), or an error on the model saying which pass to run.
+    ::mlir::LogicalResult requirePlanned();
+    /// Passes after pool-merge-entry-classes assume one op per class name:
+    /// a second declaration would get the merged counts and its own region,
+    /// so the allocation would count the class twice. Diagnoses the first
+    /// repeat.
+    ::mlir::LogicalResult requireMergedClasses();
   }];
 }
 

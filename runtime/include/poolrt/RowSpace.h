@@ -46,6 +46,20 @@ int64_t entryRowsFor(int64_t layers, int64_t stride, int64_t ringSlots);
 std::vector<Run> entryRowRunsFor(int64_t layers, int64_t stride,
                                  int64_t ringSlots);
 
+/// Rows of a slot: the state arena, then the windows, rounded up to the
+/// slot alignment. Errors on overflow or an alignment below 1.
+Result<int64_t> slotRowsFor(int64_t arenaRows, int64_t entryRows,
+                            int64_t slotAlignRows);
+
+/// Rows of the tight plane that holds `numBlocks` blocks of `envelopeRows`
+/// rows and `numSlots` slots of `slotRows` rows: the slots plus the blocks
+/// rounded up to whole slots (the reference allocates its planes so). The
+/// one formula for RowSpaceGeometry::create without plane_rows and for the
+/// compiler's carving (poolrt/Plan.h). Errors on negative counts, on
+/// overflow, and past 2^43 rows.
+Result<int64_t> tightPlaneRows(int64_t numBlocks, int64_t envelopeRows,
+                               int64_t numSlots, int64_t slotRows);
+
 struct ClassLayout {
   int64_t ratio = 0;
   std::vector<int64_t> layers; // global layer ids, ascending

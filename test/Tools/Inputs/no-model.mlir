@@ -1,0 +1,2 @@
+// A module without a pool.model: codegen has nothing to read.
+module {}
