@@ -258,11 +258,11 @@ std::string compare(const BlockPool &pool, const ModelPool &m) {
   for (int b = 0; b < m.maxBlocks; ++b) {
     BlockId id(b);
     std::string at = " of block " + std::to_string(b);
-    if (m.ref[b] < 0 || pool.refCount(id) < 0)
+    if (m.ref[b] < 0 || *pool.refCount(id) < 0)
       return "negative ref count" + at;
     if (m.freeSet.count(b) && m.used.count(b))
       return "model: both free and held" + at;
-    if (pool.refCount(id) != m.ref[b])
+    if (*pool.refCount(id) != m.ref[b])
       return "ref_count" + at;
     if (pool.hash(id) != m.hash[b].value_or(kNoHash))
       return "hash" + at;
@@ -598,7 +598,7 @@ struct Snapshot {
       : blocks(p.numBlocks()), free(p.numFree()), used(p.numUsed()),
         indexed(p.numIndexed()) {
     for (int32_t b = 0; b < p.maxBlocks(); ++b) {
-      perBlock.push_back({p.refCount(BlockId(b)), p.hash(BlockId(b))});
+      perBlock.push_back({*p.refCount(BlockId(b)), p.hash(BlockId(b))});
       states.push_back(p.state(BlockId(b)));
     }
   }

@@ -53,6 +53,7 @@ void hold(BlockPool &pool, int32_t b, BlockHash h) {
 /// its own hash.
 Request holdAllBut(BlockPool &pool, int32_t upTo, std::set<int32_t> except = {}) {
   Request r;
+  r.allocated = true; // holds what it took straight from the pools
   for (int32_t id = 0; id < upTo; ++id)
     if (!except.count(id)) {
       hold(pool, id, 7000 + BlockHash(id));
@@ -126,6 +127,7 @@ TEST(Boundary, HeldTopBlocksMoveAndTablesFollow) {
   BlockPool &pool = m->blocks();
   // Request A holds blocks 28..31; 0..3 are held by B; the rest is vacant.
   Request a, b;
+  a.allocated = b.allocated = true; // they hold what they took from the pool
   for (int32_t id = 28; id < 32; ++id) {
     hold(pool, id, 1000 + BlockHash(id));
     a.blockTable.push_back(BlockId(id));
@@ -149,7 +151,7 @@ TEST(Boundary, HeldTopBlocksMoveAndTablesFollow) {
   EXPECT_EQ(mv->tableEntriesRepointed, 4);
   // The content index followed the content.
   EXPECT_EQ(pool.lookup(1031), BlockId(4));
-  EXPECT_EQ(pool.refCount(BlockId(4)), 1);
+  EXPECT_EQ(*pool.refCount(BlockId(4)), 1);
   EXPECT_TRUE(pool.invariantsHold());
 }
 
@@ -158,6 +160,7 @@ TEST(Boundary, ChainedMovesCollapseIntoOneCopy) {
   BlockPool &pool = m->blocks();
   // Everything held except 29 (vacant) and 5, 6 (cached, 5 freed first).
   Request a;
+  a.allocated = true; // holds what it took straight from the pools
   for (int32_t id = 0; id < 32; ++id)
     if (id != 29) {
       hold(pool, id, 5000 + BlockHash(id));
@@ -193,6 +196,7 @@ TEST(Boundary, LiveGroupsMoveAndRequestsFollow) {
   StateGroupPool &groups = *m->groups();
   // Groups 0..3; the request holds the top one, 1 is held by someone else.
   Request r;
+  r.allocated = true; // holds what it took straight from the pools
   GroupId top(3);
   std::vector<GroupId> popped;
   for (int i = 0; i < 4; ++i) {
@@ -390,6 +394,7 @@ TEST(Boundary, ARehomedCheckpointSpentAgainLeavesOneCopy) {
   Request r1, r2;
   r1.state.group = GroupId(1);
   r2.state.group = GroupId(2);
+  r1.allocated = r2.allocated = true; // they hold the groups popped above
   auto mv = m->moveBoundary(2, {&r1, &r2});
   ASSERT_TRUE(mv.ok()) << mv.error().message;
   EXPECT_TRUE(mv->reachedTarget);
