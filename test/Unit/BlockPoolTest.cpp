@@ -20,6 +20,7 @@
 #include <optional>
 #include <random>
 #include <set>
+#include "test/Unit/TestKinds.h"
 
 using namespace poolrt;
 
@@ -753,8 +754,9 @@ TEST(BlockPoolErrors, ReserveUnitsArguments) {
 TEST(BlockPoolErrors, ConstructionAndExtend) {
   auto bad = BlockPool::create(5, 4);
   ASSERT_FALSE(bad.ok());
+  EXPECT_EQ(bad.error().kind, ErrorKind::InvalidArgument);
   EXPECT_EQ(bad.error().message, "5 blocks outside 0..4");
-  EXPECT_FALSE(BlockPool::create(-1).ok());
+  EXPECT_ERROR_KIND(BlockPool::create(-1), InvalidArgument);
   BlockPool pool = BlockPool::create(1, 3).take();
   auto neg = pool.extend(-2);
   ASSERT_FALSE(neg.ok());
@@ -767,6 +769,7 @@ TEST(BlockPoolErrors, PopOfADryPool) {
   ASSERT_TRUE(pool.pop().ok());
   auto r = pool.pop();
   ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.error().kind, ErrorKind::Internal);
   EXPECT_EQ(r.error().message, "No free blocks available");
   EXPECT_EQ(pool.takeFree(), kNoBlock);
 }

@@ -12,6 +12,7 @@
 
 #include <algorithm>
 #include <set>
+#include "test/Unit/TestKinds.h"
 
 using namespace poolrt;
 
@@ -83,12 +84,14 @@ TEST(Boundary, Refusals) {
   auto plain = CacheManager::create(c).take();
   auto r = plain->moveBoundary(3, {});
   ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.error().kind, ErrorKind::InvalidArgument);
   EXPECT_NE(r.error().message.find("no boundary geometry"), std::string::npos);
 
   c.boundary = toyGeometry();
   c.numGroups = 3; // 32 blocks and 3 slots need 44 rows of 40
   auto tooBig = CacheManager::create(c);
   ASSERT_FALSE(tooBig.ok());
+  EXPECT_EQ(tooBig.error().kind, ErrorKind::InvalidArgument);
   EXPECT_NE(tooBig.error().message.find("do not fit 40 plane rows"),
             std::string::npos);
 
@@ -96,10 +99,11 @@ TEST(Boundary, Refusals) {
   for (int64_t bad : {int64_t(-1), int64_t(11)}) {
     auto e = m->moveBoundary(bad, {});
     ASSERT_FALSE(e.ok());
+    EXPECT_EQ(e.error().kind, ErrorKind::InvalidArgument);
     EXPECT_NE(e.error().message.find("outside [0, 10]"), std::string::npos);
   }
   Request *null = nullptr;
-  EXPECT_FALSE(m->moveBoundary(3, {null}).ok());
+  EXPECT_ERROR_KIND(m->moveBoundary(3, {null}), InvalidArgument);
   EXPECT_EQ(m->groups()->numGroups(), 2); // refused: nothing changed
   EXPECT_EQ(m->blocks().numBlocks(), 32);
 }
@@ -257,6 +261,7 @@ TEST(Boundary, StoredCheckpointUnitsMoveWithTheirRecord) {
   // Copies in flight: the boundary must wait.
   auto busy = m->moveBoundary(3, {&filler});
   ASSERT_FALSE(busy.ok());
+  EXPECT_EQ(busy.error().kind, ErrorKind::State);
   EXPECT_NE(busy.error().message.find("in flight"), std::string::npos);
   store.completeInflight(); // READY
   // Free two low blocks so the units have somewhere to go.
@@ -288,8 +293,9 @@ TEST(Boundary, RelocateUnitRefusesAWrongPiece) {
   CheckpointId id = store.lookup(99);
   Status s = store.relocateUnit(id.value, 1, op->unitIds[0], BlockId(20));
   ASSERT_FALSE(s.ok());
+  EXPECT_EQ(s.error().kind, ErrorKind::Internal);
   EXPECT_NE(s.error().message.find("does not hold unit"), std::string::npos);
-  EXPECT_FALSE(store.relocateUnit(id.value + 7, 0, op->unitIds[0], BlockId(20)).ok());
+  EXPECT_ERROR_KIND(store.relocateUnit(id.value + 7, 0, op->unitIds[0], BlockId(20)), Internal);
 }
 
 namespace {
@@ -419,6 +425,7 @@ TEST(Boundary, AnEmptyStatePoolCannotGrow) {
   auto m = CacheManager::create(c).take();
   auto mv = m->moveBoundary(2, {});
   ASSERT_FALSE(mv.ok());
+  EXPECT_EQ(mv.error().kind, ErrorKind::State);
   EXPECT_NE(mv.error().message.find("disabled"), std::string::npos);
 }
 
@@ -429,12 +436,12 @@ TEST(CacheManagerErrors, OutOfRangeTokenCountsAreRefused) {
     r.tokens.push_back(t);
   r.numPromptTokens = 10;
   r.state.hasPerReqCache = false;
-  EXPECT_FALSE(m->allocate(r, -1).ok());
+  EXPECT_ERROR_KIND(m->allocate(r, -1), InvalidArgument);
   EXPECT_TRUE(r.blockTable.empty());
   ASSERT_TRUE(m->allocate(r, 0).ok());
   EXPECT_FALSE(m->hashBlocks(r, 11).ok());     // more than the request has
   EXPECT_FALSE(m->hashBlocks(r, 4, -4).ok());  // negative start
-  EXPECT_FALSE(m->hashBlocks(r, -1).ok());
+  EXPECT_ERROR_KIND(m->hashBlocks(r, -1), InvalidArgument);
   EXPECT_TRUE(m->hashBlocks(r, 10).ok());
 }
 
@@ -452,6 +459,7 @@ TEST(CacheManagerErrors, AFailedAllocateGivesBackEverything) {
   r.numPromptTokens = 24;
   Status s = m->allocate(r, 0); // without asking can_allocate first
   ASSERT_FALSE(s.ok());
+  EXPECT_EQ(s.error().kind, ErrorKind::State);
   EXPECT_NE(s.error().message.find("No PAGE unit available"), std::string::npos);
   EXPECT_TRUE(r.blockTable.empty());
   EXPECT_FALSE(r.state.group.valid());

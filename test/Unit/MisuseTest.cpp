@@ -1,4 +1,4 @@
-//===- MisuseTest.cpp - API misuse is a typed refusal, never a silent change ===//
+//===- MisuseTest.cpp - API misuse is a typed refusal ---------------------===//
 //
 // Each case was accepted silently before (issue 11): a negative checkpoint
 // interval read as 0, a second deallocate freed shared prefix blocks again,
