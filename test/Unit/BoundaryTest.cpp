@@ -7,6 +7,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "poolrt/CacheManager.h"
+#include "test/Unit/ToyBoundary.h"
 
 #include <gtest/gtest.h>
 
@@ -15,33 +16,10 @@
 #include "test/Unit/TestKinds.h"
 
 using namespace poolrt;
+using poolc_test::toyGeometry;
+using poolc_test::toyManager;
 
 namespace {
-
-PoolBoundaryGeometry toyGeometry() {
-  PoolBoundaryGeometry g;
-  g.envelopeRows = 1;
-  g.slotRows = 4;
-  g.planeRows = 40;
-  g.slotPositions = 10;
-  g.maxBlocks = 32;
-  return g;
-}
-
-std::unique_ptr<CacheManager> toyManager(bool paged = false) {
-  CacheManagerConfig c;
-  c.blockSize = 4;
-  c.numBlocks = 32;
-  c.numGroups = 2;
-  c.policy.checkpointIntervalTokens = 0;
-  c.boundary = toyGeometry();
-  if (paged)
-    c.pagedCheckpoints =
-        PagedStateCheckpointSpec::create(100, 400, "toy", 200).value();
-  auto m = CacheManager::create(c);
-  EXPECT_TRUE(m.ok()) << (m.ok() ? "" : m.error().message);
-  return m.take();
-}
 
 /// Hold block `b` (exactly that id) under hash `h`.
 void hold(BlockPool &pool, int32_t b, BlockHash h) {

@@ -10,6 +10,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "poolrt/CacheManager.h"
+#include "test/Unit/ToyBoundary.h"
 
 #include <gtest/gtest.h>
 
@@ -17,11 +18,10 @@ using namespace poolrt;
 
 namespace {
 
+/// 16 blocks of 4 tokens, 4 fork(8) groups, a rung every 16 tokens.
 CacheManagerConfig forkConfig() {
   CacheManagerConfig c;
-  c.blockSize = 4;
-  c.numBlocks = 16;
-  c.numGroups = 4;
+  c.blockSize = 4, c.numBlocks = 16, c.numGroups = 4;
   c.transfer = StateTransfer::fork(8).value();
   c.policy.checkpointIntervalTokens = 16;
   return c;
@@ -29,24 +29,6 @@ CacheManagerConfig forkConfig() {
 
 std::unique_ptr<CacheManager> forkManager() {
   auto m = CacheManager::create(forkConfig());
-  EXPECT_TRUE(m.ok());
-  return m.take();
-}
-
-std::unique_ptr<CacheManager> boundaryManager() {
-  CacheManagerConfig c;
-  c.blockSize = 4;
-  c.numBlocks = 32;
-  c.numGroups = 2;
-  c.policy.checkpointIntervalTokens = 0;
-  PoolBoundaryGeometry g;
-  g.envelopeRows = 1;
-  g.slotRows = 4;
-  g.planeRows = 40;
-  g.slotPositions = 10;
-  g.maxBlocks = 32;
-  c.boundary = g;
-  auto m = CacheManager::create(c);
   EXPECT_TRUE(m.ok());
   return m.take();
 }
@@ -78,6 +60,14 @@ bool says(const Error &e, const char *phrase) {
   return e.message.find(phrase) != std::string::npos;
 }
 
+/// `got` is a refusal of kind `kind` that says `phrase`.
+template <typename R>
+void expectRefused(const R &got, ErrorKind kind, const char *phrase) {
+  ASSERT_FALSE(got.ok()) << "accepted; wanted: " << phrase;
+  EXPECT_EQ(errorKindName(got.error().kind), std::string(errorKindName(kind)));
+  EXPECT_TRUE(says(got.error(), phrase)) << got.error().message;
+}
+
 } // namespace
 
 TEST(CacheManagerMisuse, NegativeCheckpointIntervalIsRefused) {
@@ -101,10 +91,8 @@ TEST(CacheManagerMisuse, DeallocateTwiceIsRefused) {
   ASSERT_TRUE(m->deallocate(r).ok());
   EXPECT_FALSE(r.allocated);
   PoolCounts before(*m);
-  Status s = m->deallocate(r);
-  ASSERT_FALSE(s.ok());
-  EXPECT_EQ(s.error().kind, ErrorKind::State);
-  EXPECT_TRUE(says(s.error(), "deallocate: request 1 is not allocated")) << s.error().message;
+  expectRefused(m->deallocate(r), ErrorKind::State,
+                "deallocate: request 1 is not allocated");
   EXPECT_TRUE(PoolCounts(*m) == before);
   EXPECT_TRUE(m->blocks().invariantsHold());
   EXPECT_TRUE(m->groups()->invariantsHold());
@@ -133,10 +121,8 @@ TEST(CacheManagerMisuse, HashBlocksOfAnUnallocatedRequestIsRefused) {
   auto m = forkManager();
   Request r = prompt(16);
   PoolCounts before(*m);
-  Status s = m->hashBlocks(r, 16);
-  ASSERT_FALSE(s.ok());
-  EXPECT_EQ(s.error().kind, ErrorKind::State);
-  EXPECT_TRUE(says(s.error(), "hash_blocks: request 1 is not allocated")) << s.error().message;
+  expectRefused(m->hashBlocks(r, 16), ErrorKind::State,
+                "hash_blocks: request 1 is not allocated");
   EXPECT_TRUE(PoolCounts(*m) == before);
   // After deallocate too: its old table is not its own any more.
   ASSERT_TRUE(m->allocate(r, 0).ok());
@@ -161,32 +147,26 @@ TEST(CacheManagerMisuse, NumCachedTokensOutsideTheTokensIsRefused) {
 }
 
 TEST(CacheManagerMisuse, MoveBoundaryWithARepeatedRequestIsRefused) {
-  auto m = boundaryManager();
+  auto m = poolc_test::toyManager();
   Request r = prompt(40);
   ASSERT_TRUE(m->allocate(r, m->canAllocate(r)).ok());
   std::vector<BlockId> table = r.blockTable;
   PoolCounts before(*m);
-  auto mv = m->moveBoundary(5, {&r, &r});
-  ASSERT_FALSE(mv.ok());
-  EXPECT_EQ(mv.error().kind, ErrorKind::InvalidArgument);
-  EXPECT_TRUE(says(mv.error(), "in the live list twice (entries 0 and 1)"))
-      << mv.error().message;
+  expectRefused(m->moveBoundary(5, {&r, &r}), ErrorKind::InvalidArgument,
+                "in the live list twice (entries 0 and 1)");
   EXPECT_TRUE(PoolCounts(*m) == before);
   EXPECT_EQ(r.blockTable, table);
 }
 
 TEST(CacheManagerMisuse, MoveBoundaryWithAFreedRequestIsRefused) {
-  auto m = boundaryManager();
+  auto m = poolc_test::toyManager();
   Request live = prompt(40, 1), freed = prompt(8, 2);
   ASSERT_TRUE(m->allocate(live, 0).ok());
   ASSERT_TRUE(m->allocate(freed, 0).ok());
   ASSERT_TRUE(m->deallocate(freed).ok());
   PoolCounts before(*m);
-  auto mv = m->moveBoundary(5, {&live, &freed});
-  ASSERT_FALSE(mv.ok());
-  EXPECT_EQ(mv.error().kind, ErrorKind::State);
-  EXPECT_TRUE(says(mv.error(), "move_boundary: request 2 is not allocated"))
-      << mv.error().message;
+  expectRefused(m->moveBoundary(5, {&live, &freed}), ErrorKind::State,
+                "move_boundary: request 2 is not allocated");
   EXPECT_TRUE(PoolCounts(*m) == before);
   EXPECT_TRUE(m->moveBoundary(5, {&live}).ok()); // the same move, well formed
 }
