@@ -435,13 +435,7 @@ poolrt_status poolrt_request_set_num_cached_tokens(poolrt_request *r, int64_t n,
     if (!r)
       return report(Error::invalid("poolrt_request_set_num_cached_tokens: null request"),
                     err, len);
-    if (n < 0 || n > r->request.numTokens())
-      return report(Error::invalid("poolrt_request_set_num_cached_tokens: " +
-                                   std::to_string(n) + " is outside [0, " +
-                                   std::to_string(r->request.numTokens()) + "]"),
-                    err, len);
-    r->request.numCachedTokens = n;
-    return POOLRT_OK;
+    return report(r->request.setNumCachedTokens(n), err, len);
   });
 }
 

@@ -100,9 +100,12 @@ Error BlockPool::refuse(Op op, BlockId b) const {
 //===----------------------------------------------------------------------===//
 
 
-int32_t BlockPool::refCount(BlockId b) const {
+Result<int32_t> BlockPool::refCount(BlockId b) const {
   if (b.value < 0 || b.value >= maxBlocks())
-    return 0;
+    return Error{ErrorKind::Lookup,
+                 "BlockPool.ref_count(block " + std::to_string(b.value) +
+                     "): no such block (ids are [0, " +
+                     std::to_string(maxBlocks()) + "))"};
   return meta[size_t(b.value)].refCount;
 }
 

@@ -69,6 +69,10 @@ CacheManager::create(const CacheManagerConfig &c) {
   if (c.numBlocks < 1)
     return Error::invalid("a cache manager needs at least one KV block, got " +
                           std::to_string(c.numBlocks));
+  if (c.policy.checkpointIntervalTokens < 0)
+    return Error::invalid("checkpoint interval must be >= 0 tokens (0 turns "
+                          "the ladder off), got " +
+                          std::to_string(c.policy.checkpointIntervalTokens));
   std::unique_ptr<CacheManager> m(new CacheManager());
   m->blockSize_ = c.blockSize;
   m->prefixCaching_ = c.policy.prefixCaching;
@@ -125,7 +129,7 @@ CacheManager::create(const CacheManagerConfig &c) {
     m->groupClass_ = std::make_unique<GroupClass>(*m->groups_);
     m->classes_.push_back(m->groupClass_.get());
   }
-  int64_t interval = std::max<int64_t>(0, c.policy.checkpointIntervalTokens);
+  int64_t interval = c.policy.checkpointIntervalTokens;
   if (m->groups_->enabled() && interval % c.blockSize != 0) {
     int64_t snapped = interval / c.blockSize * c.blockSize;
     m->snapWarning_ = "checkpoint interval " + std::to_string(interval) +
@@ -343,9 +347,27 @@ int64_t CacheManager::canAllocate(Request &r) {
   return cached;
 }
 
+Status Request::setNumCachedTokens(int64_t n) {
+  if (n < 0 || n > numTokens())
+    return Error::invalid("num_cached_tokens: " + std::to_string(n) +
+                          " is outside [0, " + std::to_string(numTokens()) +
+                          "] (the request's tokens)");
+  numCachedTokens = n;
+  return Status::success();
+}
+
+namespace {
+Error notAllocated(const char *op, const Request &r) {
+  return Error{ErrorKind::State,
+               std::string(op) + ": request " + std::to_string(r.id) +
+                   " is not allocated (never allocated, or already "
+                   "deallocated)"};
+}
+} // namespace
+
 Status CacheManager::allocate(Request &r, int64_t numCached) {
-  if (!r.blockTable.empty())
-    return Error{ErrorKind::State, "allocate: the request already holds blocks"};
+  if (r.allocated || !r.blockTable.empty())
+    return Error{ErrorKind::State, "allocate: the request is already allocated"};
   if (numCached < 0)
     return Error::invalid("allocate: " + std::to_string(numCached) +
                           " cached blocks (use can_allocate's answer, >= 0)");
@@ -354,8 +376,10 @@ Status CacheManager::allocate(Request &r, int64_t numCached) {
                           " cached blocks is more than the request has");
   GroupId groupBefore = r.state.group, sourceBefore = r.state.forkSource;
   Status s = allocateBlocksAndState(r, numCached);
-  if (s.ok())
+  if (s.ok()) {
+    r.allocated = true;
     return s;
+  }
   // Nothing half-done: give back what this call took.
   for (auto it = r.blockTable.rbegin(); it != r.blockTable.rend(); ++it)
     (void)blocks_->free(*it);
@@ -476,6 +500,8 @@ Status CacheManager::allocateBlocksAndState(Request &r, int64_t numCached) {
 Status CacheManager::hashBlocks(Request &r, int64_t numNew,
                                 std::optional<int64_t> startTokens,
                                 std::optional<int64_t> nextForward, bool aimed) {
+  if (!r.allocated)
+    return notAllocated("hash_blocks", r);
   if (!prefixCaching_)
     return Status::success();
   int64_t base = startTokens.value_or(r.numCachedTokens);
@@ -532,6 +558,9 @@ Status CacheManager::hashDecodeBlocks(Request &r, int64_t committed,
 }
 
 Status CacheManager::deallocate(Request &r) {
+  if (!r.allocated)
+    return notAllocated("deallocate", r);
+  r.allocated = false;
   // Reverse table order: the tail becomes the least recently freed.
   for (auto it = r.blockTable.rbegin(); it != r.blockTable.rend(); ++it) {
     Status s = blocks_->free(*it);
@@ -707,9 +736,20 @@ CacheManager::moveBoundary(int64_t targetGroups,
     return Error{ErrorKind::State,
                  "move_boundary: PAGE checkpoint copies are queued or in "
                  "flight; move the boundary between batches"};
-  for (const Request *r : live)
+  std::unordered_map<const Request *, size_t> seen;
+  for (size_t i = 0; i < live.size(); ++i) {
+    const Request *r = live[i];
     if (!r)
       return Error::invalid("move_boundary: a null request in the live list");
+    if (!r->allocated)
+      return notAllocated("move_boundary", *r);
+    auto [it, fresh] = seen.emplace(r, i);
+    if (!fresh)
+      return Error::invalid("move_boundary: request " + std::to_string(r->id) +
+                            " is in the live list twice (entries " +
+                            std::to_string(it->second) + " and " +
+                            std::to_string(i) + "): it would be re-pointed twice");
+  }
   if (targetGroups > groups_->numGroups() && !groups_->enabled())
     return Error{ErrorKind::State,
                  "move_boundary: the state-group pool is disabled (created "

@@ -46,6 +46,46 @@ template <typename T> T take(Result<T> r) {
   return r.take();
 }
 
+std::string typeName(py::handle h) {
+  return py::str(py::type::handle_of(h).attr("__name__"));
+}
+
+/// An explicit cast with a TypeError that names the argument, the expected
+/// type and what came instead (pybind's own words name only C++ types).
+template <typename T>
+T castArg(py::handle h, const std::string &where, const char *expected) {
+  try {
+    return h.cast<T>();
+  } catch (const py::cast_error &) {
+    throw py::type_error(where + " must be " + expected + ", got " + typeName(h));
+  }
+}
+
+Request &requestArg(py::handle h, const std::string &where) {
+  if (!py::isinstance<Request>(h))
+    throw py::type_error(where + " must be a poolrt.Request, got " + typeName(h));
+  return h.cast<Request &>();
+}
+
+/// Token ids one by one, so a bad one is named by its position.
+std::vector<int64_t> tokenList(py::handle h, const char *where) {
+  if (!py::isinstance<py::list>(h) && !py::isinstance<py::tuple>(h))
+    throw py::type_error(std::string(where) +
+                         " must be a list of int token ids, got " + typeName(h));
+  std::vector<int64_t> out;
+  size_t i = 0;
+  for (py::handle t : h) {
+    if (!py::isinstance<py::int_>(t))
+      throw py::type_error(std::string(where) + "[" + std::to_string(i) +
+                           "] must be an int token id, got " + typeName(t));
+    out.push_back(castArg<int64_t>(t, std::string(where) + "[" +
+                                          std::to_string(i) + "]",
+                                   "an int64 token id"));
+    ++i;
+  }
+  return out;
+}
+
 } // namespace
 
 PYBIND11_MODULE(poolrt, m) {
@@ -120,7 +160,8 @@ PYBIND11_MODULE(poolrt, m) {
       .def("publish", [](BlockPool &p, int32_t b, BlockHash h, std::vector<int32_t> tokens) {
         check(p.publish(BlockId(b), h, tokens.data(), tokens.size()));
       }, py::arg("block"), py::arg("hash"), py::arg("tokens") = std::vector<int32_t>{})
-      .def("ref_count", [](const BlockPool &p, int32_t b) { return p.refCount(BlockId(b)); })
+      .def("ref_count", [](const BlockPool &p, int32_t b) { return take(p.refCount(BlockId(b))); },
+           py::arg("block"), "KeyError for an id the pool never had")
       .def("invariants_hold", &BlockPool::invariantsHold);
 
   py::class_<StateGroupPool>(m, "StateGroupPool")
@@ -138,19 +179,23 @@ PYBIND11_MODULE(poolrt, m) {
       .def("release_pins", &StateGroupPool::releasePins);
 
   py::class_<Request>(m, "Request")
-      .def(py::init([](std::vector<int64_t> tokens) {
+      .def(py::init([](py::object prompt) {
              Request r;
-             r.tokens = std::move(tokens);
+             r.tokens = tokenList(prompt, "Request: prompt");
              r.numPromptTokens = int64_t(r.tokens.size());
              return r;
            }),
-           py::arg("prompt"))
-      .def_readwrite("num_cached_tokens", &Request::numCachedTokens)
+           py::arg("prompt"), "prompt: list of int token ids")
+      .def_property("num_cached_tokens",
+                    [](const Request &r) { return r.numCachedTokens; },
+                    [](Request &r, int64_t n) { check(r.setNumCachedTokens(n)); },
+                    "KV computed, in tokens; ValueError outside [0, len(tokens)]")
       .def_property(
           "cache_salt", [](const Request &r) { return r.cacheSalt; },
           [](Request &r, std::string salt) { check(r.setCacheSalt(std::move(salt))); },
           "The tenant's cache salt (vLLM's cache_salt): requests hit only blocks "
           "published under the same salt. Set before admission; '' for none.")
+      .def_readonly("allocated", &Request::allocated)
       .def_readonly("checkpoint_demand_pos", &Request::checkpointDemandPos)
       .def_property_readonly("group", [](const Request &r) { return r.state.group.value; })
       .def_property_readonly("block_table", [](const Request &r) {
@@ -166,13 +211,23 @@ PYBIND11_MODULE(poolrt, m) {
                        py::object boundary) {
              CacheManagerConfig c;
              if (!boundary.is_none()) {
+               if (!py::isinstance<py::dict>(boundary))
+                 throw py::type_error("CacheManager: boundary must be a dict, got " +
+                                      typeName(boundary));
                py::dict b = boundary.cast<py::dict>();
+               auto field = [&](const char *key) {
+                 if (!b.contains(key))
+                   throw py::value_error(std::string("CacheManager: boundary "
+                                                     "needs the key '") + key + "'");
+                 return castArg<int64_t>(b[key], std::string("CacheManager: boundary['") +
+                                                     key + "']", "an int");
+               };
                PoolBoundaryGeometry g;
-               g.envelopeRows = b["envelope_rows"].cast<int64_t>();
-               g.slotRows = b["slot_rows"].cast<int64_t>();
-               g.planeRows = b["plane_rows"].cast<int64_t>();
-               g.slotPositions = b["slot_positions"].cast<int64_t>();
-               g.maxBlocks = b["max_blocks"].cast<int64_t>();
+               g.envelopeRows = field("envelope_rows");
+               g.slotRows = field("slot_rows");
+               g.planeRows = field("plane_rows");
+               g.slotPositions = field("slot_positions");
+               g.maxBlocks = field("max_blocks");
                c.boundary = g;
              }
              c.blockSize = blockSize;
@@ -199,8 +254,9 @@ PYBIND11_MODULE(poolrt, m) {
          "checkpoints, boundary rows) read from a .poolpack")
       .def("move_boundary", [](CacheManager &m, int64_t target, py::list live) {
         std::vector<Request *> ptrs;
-        for (py::handle h : live)
-          ptrs.push_back(h.cast<Request *>());
+        for (size_t i = 0; i < live.size(); ++i)
+          ptrs.push_back(&requestArg(live[i], "move_boundary: live[" +
+                                                  std::to_string(i) + "]"));
         BoundaryMove mv = take(m.moveBoundary(target, ptrs));
         py::dict d;
         d["num_blocks"] = mv.numBlocks;
@@ -216,11 +272,25 @@ PYBIND11_MODULE(poolrt, m) {
          "Re-split the rows blocks and slots share; returns the byte moves "
          "(block_copy / slot_copy id pairs) to run before the next forward")
       .def_property_readonly("interval", &CacheManager::interval)
-      .def("can_allocate", &CacheManager::canAllocate)
-      .def("allocate", [](CacheManager &m, Request &r, int64_t hit) { check(m.allocate(r, hit)); })
-      .def("hash_blocks", [](CacheManager &m, Request &r, int64_t n) { check(m.hashBlocks(r, n)); })
-      .def("deallocate", [](CacheManager &m, Request &r) { check(m.deallocate(r)); })
-      .def("checkpoint_limit", &CacheManager::checkpointLimit)
+      // Requests through requestArg: a TypeError that names the argument.
+      .def("can_allocate", [](CacheManager &m, py::object r) {
+        return m.canAllocate(requestArg(r, "can_allocate: request"));
+      }, py::arg("request"), "Prefix hit in blocks, or -1: cannot be admitted now")
+      .def("allocate", [](CacheManager &m, py::object r, int64_t hit) {
+        check(m.allocate(requestArg(r, "allocate: request"), hit));
+      }, py::arg("request"), py::arg("num_cached_blocks"),
+         "RuntimeError when the request is already allocated")
+      .def("hash_blocks", [](CacheManager &m, py::object r, int64_t n) {
+        check(m.hashBlocks(requestArg(r, "hash_blocks: request"), n));
+      }, py::arg("request"), py::arg("num_new_tokens"),
+         "RuntimeError when the request is not allocated")
+      .def("deallocate", [](CacheManager &m, py::object r) {
+        check(m.deallocate(requestArg(r, "deallocate: request")));
+      }, py::arg("request"),
+         "RuntimeError when the request is not allocated (twice, or never)")
+      .def("checkpoint_limit", [](const CacheManager &m, py::object r) {
+        return m.checkpointLimit(requestArg(r, "checkpoint_limit: request"));
+      }, py::arg("request"))
       .def("complete_previous_state_batch", &CacheManager::completePreviousStateBatch)
       .def("funnel", [](const CacheManager &m) {
         CacheFunnel f = m.funnel();

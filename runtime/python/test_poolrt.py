@@ -1,21 +1,52 @@
-"""The Python module drives the same pools and cache manager as C++."""
-import sys
+"""The Python module drives the same pools and cache manager as C++.
+
+Run by ctest (runtime/python/CMakeLists.txt) as a pytest module, with
+PYTHONPATH naming the built module and POOLRT_TEST_ARTIFACT a .poolpack
+compiled for the test (V4-Flash fp8 at 1 GiB, 4 sequences).
+"""
+import os
+
+import pytest
 
 import poolrt
 
+ARTIFACT = os.environ.get("POOLRT_TEST_ARTIFACT")
 
-def main():
-    names = [b[0] for b in poolrt.probe_backends()]
-    assert names == ["host", "cuda", "hip"], names
+GEOMETRY = {"envelope_rows": 1, "slot_rows": 4, "plane_rows": 40,
+            "slot_positions": 10, "max_blocks": 32}
 
-    # Chained hashes: the public hash_chain vector.
+
+def fork_manager(**kw):
+    args = dict(block_size=4, num_blocks=64, num_groups=8,
+                transfer=poolrt.StateTransfer.fork(8), interval=16)
+    args.update(kw)
+    return poolrt.CacheManager(**args)
+
+
+def boundary_manager():
+    return poolrt.CacheManager(block_size=4, num_blocks=32, num_groups=2,
+                               interval=0, boundary=GEOMETRY)
+
+
+def allocated(m, tokens):
+    r = poolrt.Request(tokens)
+    m.allocate(r, m.can_allocate(r))
+    return r
+
+
+def test_backends():
+    assert [b[0] for b in poolrt.probe_backends()] == ["host", "cuda", "hip"]
+
+
+def test_hash_chain_vector():
     h0 = poolrt.hash_block(None, [0, 1, 2, 3])
-    assert h0 == 15419903723500502158, h0
+    assert h0 == 15419903723500502158
     assert poolrt.hash_block(h0, [4, 5, 6, 7]) == 13855164289028113800
 
+
+def test_demand_then_hit():
     # Demand, then a hit one request later (vector bm_demand_short_prompt).
-    m = poolrt.CacheManager(block_size=4, num_blocks=64, num_groups=8,
-                            transfer=poolrt.StateTransfer.fork(8), interval=16)
+    m = fork_manager()
     hits, demands = [], []
     for _ in range(3):
         r = poolrt.Request(list(range(16)))
@@ -32,65 +63,169 @@ def main():
         m.deallocate(r)
         m.complete_previous_state_batch()
         m.complete_previous_state_batch()
-    assert hits == [0, 0, 2], hits
-    assert demands == [0, 8, 0], demands
-    assert m.funnel()["checkpoints_kept"] == 1, m.funnel()
+    assert hits == [0, 0, 2]
+    assert demands == [0, 8, 0]
+    assert m.funnel()["checkpoints_kept"] == 1
     st = m.stats()
     assert (st["full_tokens"], st["cached_tokens"], st["wanted_tokens"],
-            st["compressed_tokens"]) == (48, 8, 16, 24), st
+            st["compressed_tokens"]) == (48, 8, 16, 24)
 
-    # Misuse raises instead of corrupting the pool (quirk Q2).
+
+def test_double_free_of_a_block_raises():
+    # Quirk Q2: misuse raises instead of corrupting the pool.
     p = poolrt.BlockPool(4)
     b = p.pop()
     p.allocate(b)
     p.free(b)
-    try:
+    with pytest.raises(RuntimeError, match="not held"):
         p.free(b)
-    except RuntimeError:
-        pass
-    else:
-        raise AssertionError("double free accepted")
     assert p.invariants_hold()
-    try:
+
+
+def test_fork_zero_raises():
+    with pytest.raises(ValueError):
         poolrt.StateTransfer.fork(0)
-    except ValueError:
-        pass
-    else:
-        raise AssertionError("fork(0) accepted")
-    # Moving the boundary: a stateful request's slot, then more slots.
-    geo = {"envelope_rows": 1, "slot_rows": 4, "plane_rows": 40,
-           "slot_positions": 10, "max_blocks": 32}
-    m = poolrt.CacheManager(block_size=4, num_blocks=32, num_groups=2,
-                            interval=0, boundary=geo)
-    r = poolrt.Request(list(range(40)))
-    m.allocate(r, m.can_allocate(r))
+
+
+def test_move_boundary():
+    # A stateful request's slot, then more slots.
+    m = boundary_manager()
+    r = allocated(m, list(range(40)))
     mv = m.move_boundary(5, [r])
-    assert mv["reached_target"] and mv["num_groups"] == 5, mv
-    assert mv["num_blocks"] == 20 and mv["block_copy_ids"] == [], mv
-    try:
+    assert mv["reached_target"] and mv["num_groups"] == 5
+    assert mv["num_blocks"] == 20 and mv["block_copy_ids"] == []
+    with pytest.raises(ValueError, match=r"outside \[0, 10\]"):
         m.move_boundary(11, [r])
-    except ValueError as e:
-        assert "outside [0, 10]" in str(e), e
-    else:
-        raise AssertionError("a target past the plane accepted")
-    # Every count from an artifact (V4-Flash fp8 at 1 GiB, 4 sequences).
-    if len(sys.argv) > 1:
-        m = poolrt.CacheManager.from_artifact(sys.argv[1], interval=1024)
-        r = poolrt.Request(list(range(3 * 256 + 5)))
-        assert m.can_allocate(r) == 0
-        m.allocate(r, 0)
-        assert len(r.block_table) == 4 and r.group >= 0, r.block_table
-        mv = m.move_boundary(6, [r])
-        assert mv["reached_target"] and mv["num_groups"] == 6, mv
-        try:
-            poolrt.CacheManager.from_artifact("/nonexistent.poolpack")
-        except ValueError as e:
-            assert "nonexistent" in str(e), e
-        else:
-            raise AssertionError("a missing artifact accepted")
-    print("python module: 1 passed, 0 failed")
-    return 0
 
 
-if __name__ == "__main__":
-    sys.exit(main())
+@pytest.mark.skipif(not ARTIFACT, reason="POOLRT_TEST_ARTIFACT not set")
+def test_from_artifact():
+    m = poolrt.CacheManager.from_artifact(ARTIFACT, interval=1024)
+    r = poolrt.Request(list(range(3 * 256 + 5)))
+    assert m.can_allocate(r) == 0
+    m.allocate(r, 0)
+    assert len(r.block_table) == 4 and r.group >= 0
+    mv = m.move_boundary(6, [r])
+    assert mv["reached_target"] and mv["num_groups"] == 6
+    with pytest.raises(ValueError, match="nonexistent"):
+        poolrt.CacheManager.from_artifact("/nonexistent.poolpack")
+    with pytest.raises(ValueError, match="checkpoint interval must be >= 0"):
+        poolrt.CacheManager.from_artifact(ARTIFACT, interval=-1)
+
+
+#===--- Misuse is refused, and leaves the pools unchanged -----------------===#
+
+
+def test_negative_interval_refused():
+    with pytest.raises(ValueError, match="checkpoint interval must be >= 0"):
+        fork_manager(interval=-1)
+    assert fork_manager(interval=0).interval == 0  # 0: the ladder is off
+
+
+def test_deallocate_twice_refused():
+    m = fork_manager()
+    r = allocated(m, list(range(16)))
+    m.deallocate(r)
+    free = m.funnel()
+    with pytest.raises(RuntimeError, match="not allocated"):
+        m.deallocate(r)
+    assert m.funnel() == free and not r.allocated
+
+
+def test_deallocate_never_allocated_refused():
+    m = fork_manager()
+    with pytest.raises(RuntimeError, match="not allocated"):
+        m.deallocate(poolrt.Request(list(range(16))))
+
+
+def test_hash_blocks_unallocated_refused():
+    m = fork_manager()
+    r = poolrt.Request(list(range(16)))
+    with pytest.raises(RuntimeError, match="hash_blocks: .* not allocated"):
+        m.hash_blocks(r, 16)
+
+
+@pytest.mark.parametrize("n", [-5, 17])
+def test_num_cached_tokens_out_of_range_refused(n):
+    r = poolrt.Request(list(range(16)))
+    r.num_cached_tokens = 16
+    with pytest.raises(ValueError, match=r"outside \[0, 16\]"):
+        r.num_cached_tokens = n
+    assert r.num_cached_tokens == 16
+
+
+def test_move_boundary_duplicate_refused():
+    m = boundary_manager()
+    r = allocated(m, list(range(40)))
+    with pytest.raises(ValueError, match="in the live list twice"):
+        m.move_boundary(5, [r, r])
+    assert m.move_boundary(2, [r])["num_blocks"] == 32  # nothing moved
+
+
+def test_move_boundary_freed_request_refused():
+    m = boundary_manager()
+    r = allocated(m, list(range(40)))
+    m.deallocate(r)
+    with pytest.raises(RuntimeError, match="move_boundary: .* not allocated"):
+        m.move_boundary(5, [r])
+    assert m.move_boundary(2, [])["num_blocks"] == 32  # nothing moved
+
+
+def test_ref_count_of_an_unknown_block_refused():
+    p = poolrt.BlockPool(4)
+    assert p.ref_count(3) == 0
+    for b in (-1, 4):
+        with pytest.raises(KeyError, match="no such block"):
+            p.ref_count(b)
+
+
+def test_state_group_pool_misuse_refused():
+    p = poolrt.StateGroupPool(2)
+    g = p.pop()
+    with pytest.raises(RuntimeError, match="group is not free"):
+        p.claim(g)  # held: only a free group can be claimed (a resume)
+    p.release(g)
+    with pytest.raises(RuntimeError, match="already free"):
+        p.release(g)
+    for bad in (-1, 2):
+        with pytest.raises(ValueError, match="no such group"):
+            p.claim(bad)
+        with pytest.raises(ValueError, match="no such group"):
+            p.index(7, bad)
+    assert p.num_free == 2
+
+
+#===--- Wrong argument types name the argument ----------------------------===#
+
+
+def test_request_prompt_type_named():
+    with pytest.raises(TypeError, match="prompt must be a list of int"):
+        poolrt.Request("abc")
+    with pytest.raises(TypeError, match=r"prompt\[1\] must be an int .*str"):
+        poolrt.Request([1, "x"])
+
+
+@pytest.mark.parametrize("call", [
+    lambda m: m.can_allocate(3),
+    lambda m: m.allocate([1, 2], 0),
+    lambda m: m.hash_blocks(None, 4),
+    lambda m: m.deallocate("r"),
+])
+def test_request_argument_type_named(call):
+    with pytest.raises(TypeError, match="request must be a poolrt.Request, got"):
+        call(fork_manager())
+
+
+def test_move_boundary_live_type_named():
+    m = boundary_manager()
+    r = allocated(m, list(range(40)))
+    with pytest.raises(TypeError,
+                       match=r"live\[1\] must be a poolrt.Request, got int"):
+        m.move_boundary(5, [r, 3])
+
+
+def test_boundary_field_type_named():
+    bad = dict(GEOMETRY, slot_rows="4")
+    with pytest.raises(TypeError, match=r"boundary\['slot_rows'\] must be an int"):
+        poolrt.CacheManager(block_size=4, num_blocks=32, num_groups=2,
+                            interval=0, boundary=bad)

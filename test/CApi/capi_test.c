@@ -79,6 +79,9 @@ int main(int argc, char **argv) {
       EXPECT(0 && "arena on the host device");
       printf("%s\n", err);
     }
+    poolrt_cache *refused = NULL;
+    EXPECT(poolrt_cache_create(v4, -1, 1, &refused, err, sizeof err) == POOLRT_INVALID_ARGUMENT);
+    EXPECT(refused == NULL && strstr(err, "checkpoint interval must be >= 0") != NULL);
     EXPECT(poolrt_cache_create(v4, 1024, 1, &cache, err, sizeof err) == POOLRT_OK);
     if (cache && arena) {
       int32_t groups0 = poolrt_cache_num_groups(cache);
@@ -89,6 +92,16 @@ int main(int argc, char **argv) {
         prompt[i] = 11 + 5 * i;
       poolrt_request *r = NULL;
       EXPECT(poolrt_request_create(1, prompt, 5 * 256 + 3, 1, &r, err, sizeof err) == POOLRT_OK);
+      /* Not allocated yet: nothing to publish, free or re-point. */
+      int32_t free0 = poolrt_cache_num_free_blocks(cache);
+      EXPECT(poolrt_cache_hash_blocks(cache, r, 256, -1, err, sizeof err) == POOLRT_STATE);
+      EXPECT(strstr(err, "not allocated") != NULL);
+      EXPECT(poolrt_cache_deallocate(cache, r, err, sizeof err) == POOLRT_STATE);
+      EXPECT(strstr(err, "not allocated") != NULL);
+      poolrt_request *unallocated[1] = {r};
+      EXPECT(poolrt_cache_move_boundary(cache, groups0, unallocated, 1, NULL, err, sizeof err) == POOLRT_STATE);
+      EXPECT(poolrt_cache_num_free_blocks(cache) == free0);
+      EXPECT(poolrt_request_set_num_cached_tokens(r, -5, err, sizeof err) == POOLRT_INVALID_ARGUMENT);
       EXPECT(poolrt_cache_can_allocate(cache, r) == 0);
       EXPECT(poolrt_cache_allocate(cache, r, 0, err, sizeof err) == POOLRT_OK);
       int32_t table[16];
@@ -158,7 +171,14 @@ int main(int argc, char **argv) {
         EXPECT(poolrt_arena_launch(arena, "block_copy", moves, nb, 0, err, sizeof err) == POOLRT_OK);
       EXPECT(poolrt_cache_move_boundary(cache, 100000, live, 1, &mv, err, sizeof err) == POOLRT_INVALID_ARGUMENT);
       EXPECT(strstr(err, "outside") != NULL);
+      poolrt_request *twice[2] = {r, r};
+      int32_t blocks1 = poolrt_cache_num_blocks(cache);
+      EXPECT(poolrt_cache_move_boundary(cache, groups0, twice, 2, &mv, err, sizeof err) == POOLRT_INVALID_ARGUMENT);
+      EXPECT(strstr(err, "twice") != NULL && poolrt_cache_num_blocks(cache) == blocks1);
       EXPECT(poolrt_cache_deallocate(cache, r, err, sizeof err) == POOLRT_OK);
+      int32_t freed = poolrt_cache_num_free_blocks(cache);
+      EXPECT(poolrt_cache_deallocate(cache, r, err, sizeof err) == POOLRT_STATE);
+      EXPECT(strstr(err, "not allocated") != NULL && poolrt_cache_num_free_blocks(cache) == freed);
       poolrt_request_destroy(r);
     }
     poolrt_cache_destroy(cache);

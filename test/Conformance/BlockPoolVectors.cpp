@@ -34,7 +34,7 @@ BlockHash hashIn(const json::Value &v) {
 
 json::Value blockSummary(const BlockPool &pool, BlockId b) {
   return json::Object{{"block_id", b.value},
-                      {"ref_count", pool.refCount(b)},
+                      {"ref_count", *pool.refCount(b)},
                       {"hash", hashOut(pool.hash(b))}};
 }
 
@@ -105,7 +105,7 @@ json::Value runOp(BlockPool &pool, const json::Array &op) {
     json::Array tokens;
     for (int32_t t : pool.tokenIds(b))
       tokens.push_back(t);
-    return json::Object{{"ref_count", pool.refCount(b)},
+    return json::Object{{"ref_count", *pool.refCount(b)},
                         {"hash", hashOut(pool.hash(b))},
                         {"token_ids", std::move(tokens)}};
   }

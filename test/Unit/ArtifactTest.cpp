@@ -23,6 +23,7 @@
 
 #include <sys/stat.h>
 #include <unistd.h>
+#include "test/Unit/TestKinds.h"
 
 using namespace poolrt;
 namespace fs = std::filesystem;
@@ -82,6 +83,7 @@ void expectRefused(const std::string &bytes, const std::string &needle,
                    const std::string &offset = "") {
   auto r = parseExact(bytes);
   ASSERT_FALSE(r.ok()) << "accepted; wanted: " << needle;
+  EXPECT_EQ(r.error().kind, ErrorKind::InvalidArgument);
   EXPECT_NE(r.error().message.find(needle), std::string::npos)
       << r.error().message;
   if (!offset.empty()) {
@@ -154,6 +156,7 @@ TEST(Artifact, TruncatedAtEveryLength) {
   for (size_t len = 0; len < bytes.size(); ++len) {
     auto r = parseExact(bytes, len);
     ASSERT_FALSE(r.ok()) << "accepted a file truncated to " << len;
+    EXPECT_EQ(r.error().kind, ErrorKind::InvalidArgument);
     EXPECT_NE(r.error().message.find("truncated"), std::string::npos)
         << len << ": " << r.error().message;
   }
@@ -179,6 +182,7 @@ TEST(Artifact, EveryBitFlipRefused) {
       auto r = parseExact(bad);
       ASSERT_FALSE(r.ok()) << "accepted a flip of bit " << bit % 8
                            << " of byte " << bit / 8;
+      EXPECT_EQ(r.error().kind, ErrorKind::InvalidArgument);
       EXPECT_FALSE(r.error().message.empty());
     }
   }
@@ -196,13 +200,14 @@ TEST(Artifact, WrongVersion) {
   reseal(bytes); // only the version is wrong
   auto r = parseExact(bytes);
   ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.error().kind, ErrorKind::InvalidArgument);
   EXPECT_EQ(r.error().message, "artifact: artifact format version 2, this "
                                "reader reads 1 (at offset 16)");
   // A writer asked for another version writes it; the reader refuses it.
   Artifact v0 = small();
   v0.version = 0;
   expectRefused(serializeArtifact(v0), "artifact format version 0", "16");
-  EXPECT_FALSE(validateArtifact(v0).ok());
+  EXPECT_ERROR_KIND(validateArtifact(v0), InvalidArgument);
 }
 
 TEST(Artifact, BadMagic) {
@@ -228,7 +233,7 @@ TEST(Artifact, TrailingBytes) {
 TEST(Artifact, DuplicateNames) {
   Artifact a = small();
   a.sections.push_back({"manifest", "{\"again\":1}"});
-  EXPECT_FALSE(validateArtifact(a).ok());
+  EXPECT_ERROR_KIND(validateArtifact(a), InvalidArgument);
   expectRefused(serializeArtifact(a),
                 "duplicate section name \"manifest\" (section 2)",
                 std::to_string(entry(2)));
@@ -240,9 +245,10 @@ TEST(Artifact, BadNames) {
                            std::string("\xc3\xa9"), std::string(256, 'n')}) {
     Artifact a = small();
     a.sections[1].name = name;
-    EXPECT_FALSE(validateArtifact(a).ok());
+    EXPECT_ERROR_KIND(validateArtifact(a), InvalidArgument);
     auto r = parseExact(serializeArtifact(a));
     ASSERT_FALSE(r.ok()) << "accepted name of " << name.size() << " bytes";
+    EXPECT_EQ(r.error().kind, ErrorKind::InvalidArgument);
     EXPECT_NE(r.error().message.find("section 1"), std::string::npos)
         << r.error().message;
   }
@@ -401,6 +407,7 @@ TEST_F(ArtifactFile, FailedWriteKeepsTheGoodFileAndLeavesNoTemp) {
   dup.sections.push_back({"manifest", ""});
   Status s = writeArtifactFile(path, dup);
   ASSERT_FALSE(s.ok());
+  EXPECT_EQ(s.error().kind, ErrorKind::InvalidArgument);
   EXPECT_NE(s.error().message.find("duplicate section name"), std::string::npos);
   EXPECT_EQ(slurp(path), before);
   EXPECT_EQ(entries(dir), std::vector<std::string>{"m.poolpack"});
@@ -409,6 +416,7 @@ TEST_F(ArtifactFile, FailedWriteKeepsTheGoodFileAndLeavesNoTemp) {
   fs::create_directory(dir / "adir");
   s = writeArtifactFile((dir / "adir").string(), small());
   ASSERT_FALSE(s.ok());
+  EXPECT_EQ(s.error().kind, ErrorKind::InvalidArgument);
   EXPECT_NE(s.error().message.find("adir"), std::string::npos)
       << s.error().message;
   EXPECT_TRUE(fs::is_directory(dir / "adir"));
@@ -418,6 +426,7 @@ TEST_F(ArtifactFile, FailedWriteKeepsTheGoodFileAndLeavesNoTemp) {
   // The parent is a regular file.
   s = writeArtifactFile(path + "/x.poolpack", small());
   ASSERT_FALSE(s.ok());
+  EXPECT_EQ(s.error().kind, ErrorKind::InvalidArgument);
   EXPECT_NE(s.error().message.find("Not a directory"), std::string::npos)
       << s.error().message;
   EXPECT_EQ(slurp(path), before);
@@ -428,6 +437,7 @@ TEST_F(ArtifactFile, FailedWriteKeepsTheGoodFileAndLeavesNoTemp) {
     s = writeArtifactFile(path, small());
     fs::permissions(dir, fs::perms::owner_all);
     ASSERT_FALSE(s.ok());
+    EXPECT_EQ(s.error().kind, ErrorKind::InvalidArgument);
     EXPECT_NE(s.error().message.find("Permission denied"), std::string::npos)
         << s.error().message;
     EXPECT_EQ(slurp(path), before);
@@ -442,11 +452,13 @@ TEST_F(ArtifactFile, ReadErrors) {
   const std::string missing = (dir / "missing.poolpack").string();
   auto r = readArtifactFile(missing);
   ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.error().kind, ErrorKind::InvalidArgument);
   EXPECT_EQ(r.error().message,
             "cannot open artifact '" + missing + "': No such file or directory");
 
   r = readArtifactFile(dir.string());
   ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.error().kind, ErrorKind::InvalidArgument);
   EXPECT_NE(r.error().message.find("not a regular file"), std::string::npos);
 
   const std::string path = (dir / "bad.poolpack").string();
@@ -455,12 +467,14 @@ TEST_F(ArtifactFile, ReadErrors) {
   std::ofstream(path, std::ios::binary) << bytes;
   r = readArtifactFile(path);
   ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.error().kind, ErrorKind::InvalidArgument);
   EXPECT_EQ(r.error().message.rfind(path + ": artifact: truncated", 0), 0u)
       << r.error().message;
 
   std::ofstream(path, std::ios::binary | std::ios::trunc); // empty file
   r = readArtifactFile(path);
   ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.error().kind, ErrorKind::InvalidArgument);
   EXPECT_NE(r.error().message.find("truncated: the file is 0 bytes"),
             std::string::npos)
       << r.error().message;

@@ -20,6 +20,7 @@
 #include <optional>
 #include <random>
 #include <set>
+#include "test/Unit/TestKinds.h"
 
 using namespace poolrt;
 
@@ -258,11 +259,11 @@ std::string compare(const BlockPool &pool, const ModelPool &m) {
   for (int b = 0; b < m.maxBlocks; ++b) {
     BlockId id(b);
     std::string at = " of block " + std::to_string(b);
-    if (m.ref[b] < 0 || pool.refCount(id) < 0)
+    if (m.ref[b] < 0 || *pool.refCount(id) < 0)
       return "negative ref count" + at;
     if (m.freeSet.count(b) && m.used.count(b))
       return "model: both free and held" + at;
-    if (pool.refCount(id) != m.ref[b])
+    if (*pool.refCount(id) != m.ref[b])
       return "ref_count" + at;
     if (pool.hash(id) != m.hash[b].value_or(kNoHash))
       return "hash" + at;
@@ -598,7 +599,7 @@ struct Snapshot {
       : blocks(p.numBlocks()), free(p.numFree()), used(p.numUsed()),
         indexed(p.numIndexed()) {
     for (int32_t b = 0; b < p.maxBlocks(); ++b) {
-      perBlock.push_back({p.refCount(BlockId(b)), p.hash(BlockId(b))});
+      perBlock.push_back({*p.refCount(BlockId(b)), p.hash(BlockId(b))});
       states.push_back(p.state(BlockId(b)));
     }
   }
@@ -753,8 +754,9 @@ TEST(BlockPoolErrors, ReserveUnitsArguments) {
 TEST(BlockPoolErrors, ConstructionAndExtend) {
   auto bad = BlockPool::create(5, 4);
   ASSERT_FALSE(bad.ok());
+  EXPECT_EQ(bad.error().kind, ErrorKind::InvalidArgument);
   EXPECT_EQ(bad.error().message, "5 blocks outside 0..4");
-  EXPECT_FALSE(BlockPool::create(-1).ok());
+  EXPECT_ERROR_KIND(BlockPool::create(-1), InvalidArgument);
   BlockPool pool = BlockPool::create(1, 3).take();
   auto neg = pool.extend(-2);
   ASSERT_FALSE(neg.ok());
@@ -767,6 +769,7 @@ TEST(BlockPoolErrors, PopOfADryPool) {
   ASSERT_TRUE(pool.pop().ok());
   auto r = pool.pop();
   ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.error().kind, ErrorKind::Internal);
   EXPECT_EQ(r.error().message, "No free blocks available");
   EXPECT_EQ(pool.takeFree(), kNoBlock);
 }

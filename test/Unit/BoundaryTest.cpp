@@ -7,40 +7,19 @@
 //===----------------------------------------------------------------------===//
 
 #include "poolrt/CacheManager.h"
+#include "test/Unit/ToyBoundary.h"
 
 #include <gtest/gtest.h>
 
 #include <algorithm>
 #include <set>
+#include "test/Unit/TestKinds.h"
 
 using namespace poolrt;
+using poolc_test::toyGeometry;
+using poolc_test::toyManager;
 
 namespace {
-
-PoolBoundaryGeometry toyGeometry() {
-  PoolBoundaryGeometry g;
-  g.envelopeRows = 1;
-  g.slotRows = 4;
-  g.planeRows = 40;
-  g.slotPositions = 10;
-  g.maxBlocks = 32;
-  return g;
-}
-
-std::unique_ptr<CacheManager> toyManager(bool paged = false) {
-  CacheManagerConfig c;
-  c.blockSize = 4;
-  c.numBlocks = 32;
-  c.numGroups = 2;
-  c.policy.checkpointIntervalTokens = 0;
-  c.boundary = toyGeometry();
-  if (paged)
-    c.pagedCheckpoints =
-        PagedStateCheckpointSpec::create(100, 400, "toy", 200).value();
-  auto m = CacheManager::create(c);
-  EXPECT_TRUE(m.ok()) << (m.ok() ? "" : m.error().message);
-  return m.take();
-}
 
 /// Hold block `b` (exactly that id) under hash `h`.
 void hold(BlockPool &pool, int32_t b, BlockHash h) {
@@ -53,6 +32,7 @@ void hold(BlockPool &pool, int32_t b, BlockHash h) {
 /// its own hash.
 Request holdAllBut(BlockPool &pool, int32_t upTo, std::set<int32_t> except = {}) {
   Request r;
+  r.allocated = true; // holds what it took straight from the pools
   for (int32_t id = 0; id < upTo; ++id)
     if (!except.count(id)) {
       hold(pool, id, 7000 + BlockHash(id));
@@ -82,12 +62,14 @@ TEST(Boundary, Refusals) {
   auto plain = CacheManager::create(c).take();
   auto r = plain->moveBoundary(3, {});
   ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.error().kind, ErrorKind::InvalidArgument);
   EXPECT_NE(r.error().message.find("no boundary geometry"), std::string::npos);
 
   c.boundary = toyGeometry();
   c.numGroups = 3; // 32 blocks and 3 slots need 44 rows of 40
   auto tooBig = CacheManager::create(c);
   ASSERT_FALSE(tooBig.ok());
+  EXPECT_EQ(tooBig.error().kind, ErrorKind::InvalidArgument);
   EXPECT_NE(tooBig.error().message.find("do not fit 40 plane rows"),
             std::string::npos);
 
@@ -95,10 +77,11 @@ TEST(Boundary, Refusals) {
   for (int64_t bad : {int64_t(-1), int64_t(11)}) {
     auto e = m->moveBoundary(bad, {});
     ASSERT_FALSE(e.ok());
+    EXPECT_EQ(e.error().kind, ErrorKind::InvalidArgument);
     EXPECT_NE(e.error().message.find("outside [0, 10]"), std::string::npos);
   }
   Request *null = nullptr;
-  EXPECT_FALSE(m->moveBoundary(3, {null}).ok());
+  EXPECT_ERROR_KIND(m->moveBoundary(3, {null}), InvalidArgument);
   EXPECT_EQ(m->groups()->numGroups(), 2); // refused: nothing changed
   EXPECT_EQ(m->blocks().numBlocks(), 32);
 }
@@ -126,6 +109,7 @@ TEST(Boundary, HeldTopBlocksMoveAndTablesFollow) {
   BlockPool &pool = m->blocks();
   // Request A holds blocks 28..31; 0..3 are held by B; the rest is vacant.
   Request a, b;
+  a.allocated = b.allocated = true; // they hold what they took from the pool
   for (int32_t id = 28; id < 32; ++id) {
     hold(pool, id, 1000 + BlockHash(id));
     a.blockTable.push_back(BlockId(id));
@@ -149,7 +133,7 @@ TEST(Boundary, HeldTopBlocksMoveAndTablesFollow) {
   EXPECT_EQ(mv->tableEntriesRepointed, 4);
   // The content index followed the content.
   EXPECT_EQ(pool.lookup(1031), BlockId(4));
-  EXPECT_EQ(pool.refCount(BlockId(4)), 1);
+  EXPECT_EQ(*pool.refCount(BlockId(4)), 1);
   EXPECT_TRUE(pool.invariantsHold());
 }
 
@@ -158,6 +142,7 @@ TEST(Boundary, ChainedMovesCollapseIntoOneCopy) {
   BlockPool &pool = m->blocks();
   // Everything held except 29 (vacant) and 5, 6 (cached, 5 freed first).
   Request a;
+  a.allocated = true; // holds what it took straight from the pools
   for (int32_t id = 0; id < 32; ++id)
     if (id != 29) {
       hold(pool, id, 5000 + BlockHash(id));
@@ -193,6 +178,7 @@ TEST(Boundary, LiveGroupsMoveAndRequestsFollow) {
   StateGroupPool &groups = *m->groups();
   // Groups 0..3; the request holds the top one, 1 is held by someone else.
   Request r;
+  r.allocated = true; // holds what it took straight from the pools
   GroupId top(3);
   std::vector<GroupId> popped;
   for (int i = 0; i < 4; ++i) {
@@ -253,6 +239,7 @@ TEST(Boundary, StoredCheckpointUnitsMoveWithTheirRecord) {
   // Copies in flight: the boundary must wait.
   auto busy = m->moveBoundary(3, {&filler});
   ASSERT_FALSE(busy.ok());
+  EXPECT_EQ(busy.error().kind, ErrorKind::State);
   EXPECT_NE(busy.error().message.find("in flight"), std::string::npos);
   store.completeInflight(); // READY
   // Free two low blocks so the units have somewhere to go.
@@ -284,8 +271,9 @@ TEST(Boundary, RelocateUnitRefusesAWrongPiece) {
   CheckpointId id = store.lookup(99);
   Status s = store.relocateUnit(id.value, 1, op->unitIds[0], BlockId(20));
   ASSERT_FALSE(s.ok());
+  EXPECT_EQ(s.error().kind, ErrorKind::Internal);
   EXPECT_NE(s.error().message.find("does not hold unit"), std::string::npos);
-  EXPECT_FALSE(store.relocateUnit(id.value + 7, 0, op->unitIds[0], BlockId(20)).ok());
+  EXPECT_ERROR_KIND(store.relocateUnit(id.value + 7, 0, op->unitIds[0], BlockId(20)), Internal);
 }
 
 namespace {
@@ -390,6 +378,7 @@ TEST(Boundary, ARehomedCheckpointSpentAgainLeavesOneCopy) {
   Request r1, r2;
   r1.state.group = GroupId(1);
   r2.state.group = GroupId(2);
+  r1.allocated = r2.allocated = true; // they hold the groups popped above
   auto mv = m->moveBoundary(2, {&r1, &r2});
   ASSERT_TRUE(mv.ok()) << mv.error().message;
   EXPECT_TRUE(mv->reachedTarget);
@@ -414,6 +403,7 @@ TEST(Boundary, AnEmptyStatePoolCannotGrow) {
   auto m = CacheManager::create(c).take();
   auto mv = m->moveBoundary(2, {});
   ASSERT_FALSE(mv.ok());
+  EXPECT_EQ(mv.error().kind, ErrorKind::State);
   EXPECT_NE(mv.error().message.find("disabled"), std::string::npos);
 }
 
@@ -424,12 +414,12 @@ TEST(CacheManagerErrors, OutOfRangeTokenCountsAreRefused) {
     r.tokens.push_back(t);
   r.numPromptTokens = 10;
   r.state.hasPerReqCache = false;
-  EXPECT_FALSE(m->allocate(r, -1).ok());
+  EXPECT_ERROR_KIND(m->allocate(r, -1), InvalidArgument);
   EXPECT_TRUE(r.blockTable.empty());
   ASSERT_TRUE(m->allocate(r, 0).ok());
   EXPECT_FALSE(m->hashBlocks(r, 11).ok());     // more than the request has
   EXPECT_FALSE(m->hashBlocks(r, 4, -4).ok());  // negative start
-  EXPECT_FALSE(m->hashBlocks(r, -1).ok());
+  EXPECT_ERROR_KIND(m->hashBlocks(r, -1), InvalidArgument);
   EXPECT_TRUE(m->hashBlocks(r, 10).ok());
 }
 
@@ -447,6 +437,7 @@ TEST(CacheManagerErrors, AFailedAllocateGivesBackEverything) {
   r.numPromptTokens = 24;
   Status s = m->allocate(r, 0); // without asking can_allocate first
   ASSERT_FALSE(s.ok());
+  EXPECT_EQ(s.error().kind, ErrorKind::State);
   EXPECT_NE(s.error().message.find("No PAGE unit available"), std::string::npos);
   EXPECT_TRUE(r.blockTable.empty());
   EXPECT_FALSE(r.state.group.valid());

@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <set>
+#include "test/Unit/TestKinds.h"
 
 using namespace poolrt;
 
@@ -23,12 +24,12 @@ std::vector<int64_t> flashTrunk() {
 TEST(RowSpace, RejectsWhatTheReferenceDividesByZeroOn) {
   // Q6: block size below or not a multiple of a ratio, all layers absent,
   // negative counts.
-  EXPECT_FALSE(RowSpaceGeometry::create({128}, 1, 1, 128, 64).ok());
-  EXPECT_FALSE(RowSpaceGeometry::create({4}, 1, 1, 128, 6).ok());
-  EXPECT_FALSE(RowSpaceGeometry::create({-1, -1}, 0, 0, 128, 256).ok());
-  EXPECT_FALSE(RowSpaceGeometry::create({0}, -1, 0, 128, 256).ok());
-  EXPECT_FALSE(RowSpaceGeometry::create({0}, 0, -1, 128, 256).ok());
-  EXPECT_FALSE(RowSpaceGeometry::create({0}, 0, 0, 128, 0).ok());
+  EXPECT_ERROR_KIND(RowSpaceGeometry::create({128}, 1, 1, 128, 64), InvalidArgument);
+  EXPECT_ERROR_KIND(RowSpaceGeometry::create({4}, 1, 1, 128, 6), InvalidArgument);
+  EXPECT_ERROR_KIND(RowSpaceGeometry::create({-1, -1}, 0, 0, 128, 256), InvalidArgument);
+  EXPECT_ERROR_KIND(RowSpaceGeometry::create({0}, -1, 0, 128, 256), InvalidArgument);
+  EXPECT_ERROR_KIND(RowSpaceGeometry::create({0}, 0, -1, 128, 256), InvalidArgument);
+  EXPECT_ERROR_KIND(RowSpaceGeometry::create({0}, 0, 0, 128, 0), InvalidArgument);
 }
 
 TEST(RowSpace, WithCapacityKeepsSlotNumbering) {
@@ -102,9 +103,9 @@ TEST(RowSpace, WindowRowsAreForNonNegativePositions) {
   // of range are refused.
   auto g = RowSpaceGeometry::create(flashTrunk(), 1, 1, 128, 256);
   ASSERT_TRUE(g.ok());
-  EXPECT_FALSE(g->windowIndex(0, 0, -1).ok());
-  EXPECT_FALSE(g->windowIndex(0, 0, 128).ok());
-  EXPECT_FALSE(g->layerBaseRow(99).ok());
+  EXPECT_ERROR_KIND(g->windowIndex(0, 0, -1), InvalidArgument);
+  EXPECT_ERROR_KIND(g->windowIndex(0, 0, 128), InvalidArgument);
+  EXPECT_ERROR_KIND(g->layerBaseRow(99), InvalidArgument);
   EXPECT_EQ(g->windowParams(4)->index(0, 128), g->windowParams(4)->index(0, 0));
 }
 

@@ -10,6 +10,7 @@
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
+#include "test/Unit/TestKinds.h"
 
 using namespace poolrt;
 using Json = nlohmann::json;
@@ -196,7 +197,7 @@ TEST(Setup, MalformedManifestsAreErrorsNotExceptions) {
                 .find("'other' is not the layout's 'm'"),
             std::string::npos);
   Artifact none;
-  EXPECT_FALSE(cacheManagerConfig(none).ok());
+  EXPECT_ERROR_KIND(cacheManagerConfig(none), InvalidArgument);
 }
 
 TEST(Setup, DeepNestingAndNulBytesAreRefusedBeforeParsing) {
@@ -204,11 +205,13 @@ TEST(Setup, DeepNestingAndNulBytesAreRefusedBeforeParsing) {
   deep += std::string(50000, ']');
   auto c = cacheManagerConfig(withManifest(deep));
   ASSERT_FALSE(c.ok());
+  EXPECT_EQ(c.error().kind, ErrorKind::InvalidArgument);
   EXPECT_NE(c.error().message.find("nested deeper than 64"), std::string::npos);
   std::string withNul = forkManifest().dump();
   withNul.push_back('\0');
   c = cacheManagerConfig(withManifest(withNul));
   ASSERT_FALSE(c.ok());
+  EXPECT_EQ(c.error().kind, ErrorKind::InvalidArgument);
   EXPECT_NE(c.error().message.find("NUL"), std::string::npos);
 }
 
@@ -219,12 +222,14 @@ TEST(Setup, MissingSectionsNamedByTheManifestAreRefused) {
         {"bytes", 3}}});
   auto c = cacheManagerConfig(withManifest(m.dump()));
   ASSERT_FALSE(c.ok());
+  EXPECT_EQ(c.error().kind, ErrorKind::InvalidArgument);
   EXPECT_NE(c.error().message.find("missing section 'code/host'"),
             std::string::npos);
   Artifact a = withManifest(m.dump());
   a.sections.push_back({"code/host", "abcd"});
   c = cacheManagerConfig(a);
   ASSERT_FALSE(c.ok());
+  EXPECT_EQ(c.error().kind, ErrorKind::InvalidArgument);
   EXPECT_NE(c.error().message.find("says 3 bytes"), std::string::npos);
   a.sections.back().data = "abc";
   EXPECT_TRUE(cacheManagerConfig(a).ok());

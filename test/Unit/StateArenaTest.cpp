@@ -7,6 +7,7 @@
 
 #include <cmath>
 #include <cstring>
+#include "test/Unit/TestKinds.h"
 
 using namespace poolrt;
 
@@ -38,20 +39,22 @@ TEST(StateArena, FillMustBeRepresentable) {
   EXPECT_TRUE(fillRepresentable(DType::FP8E4M3, 0.0));
   EXPECT_FALSE(fillRepresentable(DType::I8, 200));
   EXPECT_FALSE(fillRepresentable(DType::F32, NAN));
-  EXPECT_FALSE(StateField::make("x", 1, {4}, DType::BF16, 0.1).ok());
+  EXPECT_ERROR_KIND(StateField::make("x", 1, {4}, DType::BF16, 0.1), InvalidArgument);
 }
 
 TEST(StateArena, FieldValidation) {
   auto a = StateField::make("a", 1, {4}, DType::F32, 0, 100);
   ASSERT_FALSE(a.ok());
+  EXPECT_EQ(a.error().kind, ErrorKind::InvalidArgument);
   EXPECT_NE(a.error().message.find("alignment 100 must be a multiple of 256"),
             std::string::npos);
-  EXPECT_FALSE(StateField::make("a", -1, {4}, DType::F32).ok());
-  EXPECT_FALSE(StateField::make("a", 1, {-4}, DType::F32).ok());
+  EXPECT_ERROR_KIND(StateField::make("a", -1, {4}, DType::F32), InvalidArgument);
+  EXPECT_ERROR_KIND(StateField::make("a", 1, {-4}, DType::F32), InvalidArgument);
   // Sizes that would wrap 64 bits are refused, not wrapped.
   auto huge = StateField::make("h", 1 << 20, {1 << 20, 1 << 20, 1 << 10},
                                DType::F32);
   ASSERT_FALSE(huge.ok());
+  EXPECT_EQ(huge.error().kind, ErrorKind::InvalidArgument);
   EXPECT_NE(huge.error().message.find("overflows"), std::string::npos);
 }
 
@@ -63,7 +66,7 @@ TEST(StateArena, PerFieldAlignment) {
   EXPECT_EQ((*ext)[1].begin, 1024);
   EXPECT_EQ(*entryBytesFor(fields), 1280);
   // The arena's stride must then be a multiple of 1024.
-  EXPECT_FALSE(StateArenaLayout::create(fields, 2, 1280).ok());
+  EXPECT_ERROR_KIND(StateArenaLayout::create(fields, 2, 1280), InvalidArgument);
   EXPECT_TRUE(StateArenaLayout::create(fields, 2, 2048).ok());
   EXPECT_FALSE(StateArenaLayout::create(fields, 2, std::nullopt, std::nullopt,
                                         256).ok());
@@ -103,12 +106,12 @@ TEST(StateArena, RegionsAndRuns) {
   ASSERT_TRUE(r.ok());
   EXPECT_EQ(r->offsets, (std::vector<int64_t>{0, 256, 256}));
   EXPECT_EQ(r->total, 768);
-  EXPECT_FALSE(planRegions({-1}).ok());
-  EXPECT_FALSE(planRegions({INT64_MAX, 1}).ok());
+  EXPECT_ERROR_KIND(planRegions({-1}), InvalidArgument);
+  EXPECT_ERROR_KIND(planRegions({INT64_MAX, 1}), InvalidArgument);
   auto m = mergeAbutting({{0, 4}, {4, 0}, {4, 4}, {10, 1}});
   ASSERT_TRUE(m.ok());
   EXPECT_EQ(m->size(), 2u);
-  EXPECT_FALSE(mergeAbutting({{INT64_MAX, 2}}).ok());
+  EXPECT_ERROR_KIND(mergeAbutting({{INT64_MAX, 2}}), InvalidArgument);
 }
 
 TEST(StateArena, PlaneSplitPrefersFewestRowsThenLowestCode) {
@@ -121,7 +124,7 @@ TEST(StateArena, PlaneSplitPrefersFewestRowsThenLowestCode) {
   EXPECT_EQ(split->rows, 1);
   EXPECT_EQ(split->groups[0], (std::vector<size_t>{1}));
   EXPECT_EQ(split->groups[1], (std::vector<size_t>{0}));
-  EXPECT_FALSE(planFieldPlanes(fields, {0}).ok());
+  EXPECT_ERROR_KIND(planFieldPlanes(fields, {0}), InvalidArgument);
 }
 
 } // namespace

@@ -24,6 +24,7 @@
 #include <random>
 #include <set>
 #include <type_traits>
+#include "test/Unit/TestKinds.h"
 
 using namespace poolrt;
 
@@ -857,7 +858,7 @@ TEST(StateGroupPoolErrors, Q2DoubleReleaseOfACheckpointCannotHandItOutTwice) {
   while (pool.hasFree())
     EXPECT_TRUE(seen.insert(pool.pop().value().value).second);
   EXPECT_EQ(seen.size(), 2u);
-  EXPECT_FALSE(pool.pop().ok());
+  EXPECT_ERROR_KIND(pool.pop(), Internal);
 }
 
 TEST(StateGroupPoolErrors, EveryMisuseIsRefused) {
@@ -936,9 +937,9 @@ TEST(StateGroupPoolErrors, Construction) {
   EXPECT_EQ(copy.error().kind, ErrorKind::InvalidArgument);
   EXPECT_EQ(copy.error().message,
             "PAGE-copy checkpoints do not belong to StateGroupPool");
-  EXPECT_FALSE(StateGroupPool::create(-1).ok());
-  EXPECT_FALSE(StateGroupPool::create(int64_t(1) << 32).ok());
-  EXPECT_FALSE(StateGroupPool::create(4, StateTransfer::none(), 0).ok());
+  EXPECT_ERROR_KIND(StateGroupPool::create(-1), InvalidArgument);
+  EXPECT_ERROR_KIND(StateGroupPool::create(int64_t(1) << 32), InvalidArgument);
+  EXPECT_ERROR_KIND(StateGroupPool::create(4, StateTransfer::none(), 0), InvalidArgument);
   EXPECT_TRUE(StateGroupPool::create(4, forkOf(1), 16, false).ok());
   EXPECT_FALSE(makePool(4, forkOf(1), 1, false).enabled());
 }

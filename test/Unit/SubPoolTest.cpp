@@ -3,6 +3,7 @@
 #include "poolrt/SubPool.h"
 
 #include <gtest/gtest.h>
+#include "test/Unit/TestKinds.h"
 
 using namespace poolrt;
 
@@ -20,15 +21,17 @@ TEST(SubPool, ValidatesAtConstruction) {
   // Reference rules.
   auto s = SubPoolSpec::make(Pool::State, "s", 10, 0);
   ASSERT_FALSE(s.ok());
+  EXPECT_EQ(s.error().kind, ErrorKind::InvalidArgument);
   EXPECT_EQ(s.error().message, "s: STATE entries need entries_per_req >= 1");
   auto p = SubPoolSpec::make(Pool::Page, "p", 10, 1);
   ASSERT_FALSE(p.ok());
+  EXPECT_EQ(p.error().kind, ErrorKind::InvalidArgument);
   EXPECT_EQ(p.error().message, "p: PAGE entries are sized from the remainder");
   // Q5: what the reference accepts and later divides by.
-  EXPECT_FALSE(SubPoolSpec::make(Pool::Page, "kv", 0).ok());
-  EXPECT_FALSE(SubPoolSpec::make(Pool::Page, "kv", -5).ok());
-  EXPECT_FALSE(SubPoolSpec::make(Pool::State, "s", 10, 1, -1).ok());
-  EXPECT_FALSE(SubPoolSpec::make(Pool::State, "", 10, 1).ok());
+  EXPECT_ERROR_KIND(SubPoolSpec::make(Pool::Page, "kv", 0), InvalidArgument);
+  EXPECT_ERROR_KIND(SubPoolSpec::make(Pool::Page, "kv", -5), InvalidArgument);
+  EXPECT_ERROR_KIND(SubPoolSpec::make(Pool::State, "s", 10, 1, -1), InvalidArgument);
+  EXPECT_ERROR_KIND(SubPoolSpec::make(Pool::State, "", 10, 1), InvalidArgument);
 }
 
 TEST(SubPool, LargeBudgetDoesNotOverflow) {
@@ -51,6 +54,7 @@ TEST(SubPool, StateReservationOverflowIsAnError) {
   EXPECT_NE(plan.error().message.find("overflows"), std::string::npos);
   auto merged = mergeSpecs({page(INT64_MAX), page(1)});
   ASSERT_FALSE(merged.ok());
+  EXPECT_EQ(merged.error().kind, ErrorKind::InvalidArgument);
   EXPECT_NE(merged.error().message.find("overflows"), std::string::npos);
 }
 
@@ -103,9 +107,9 @@ TEST(SubPool, WithPagedEntries) {
   EXPECT_EQ(lower->pagedEntries(), 7);
   EXPECT_EQ(lower->find("kv")->reservedBytes, 700);
   EXPECT_EQ(lower->find("s")->entries, 8);
-  EXPECT_FALSE(plan->withPagedEntries(-1).ok());
+  EXPECT_ERROR_KIND(plan->withPagedEntries(-1), InvalidArgument);
   EXPECT_FALSE(plan->withPagedEntries(INT64_MAX).ok()); // bytes overflow
-  EXPECT_FALSE(planPools({state("s", 10, 1)}, 100, 1)->withPagedEntries(1).ok());
+  EXPECT_ERROR_KIND(planPools({state("s", 10, 1)}, 100, 1)->withPagedEntries(1), InvalidArgument);
 }
 
 TEST(SubPool, MergeKeepsFirstOrderAndNamesBothOnClash) {
@@ -122,11 +126,12 @@ TEST(SubPool, MergeKeepsFirstOrderAndNamesBothOnClash) {
   auto bad = mergeSpecs({state("a", 1, 1), page(5), state("a", 1, 2)}, nullptr,
                         &clash);
   ASSERT_FALSE(bad.ok());
+  EXPECT_EQ(bad.error().kind, ErrorKind::InvalidArgument);
   EXPECT_EQ(clash, (std::pair<size_t, size_t>{0, 2}));
 }
 
 TEST(SubPool, NegativeMaxNumSeqsIsRejected) {
-  EXPECT_FALSE(planPools({page(10)}, 100, -1).ok());
+  EXPECT_ERROR_KIND(planPools({page(10)}, 100, -1), InvalidArgument);
 }
 
 } // namespace

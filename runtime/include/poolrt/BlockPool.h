@@ -184,7 +184,10 @@ public:
     const Meta &m = meta[size_t(b.value)];
     return m.indexed && m.hash == h;
   }
-  int32_t refCount(BlockId b) const;
+  /// Lookup error for an id outside [0, maxBlocks): unlike the state
+  /// queries, a count of 0 would read as "a free block" to a caller that
+  /// passed a wrong id. (A retired id below maxBlocks reads 0.)
+  Result<int32_t> refCount(BlockId b) const;
   BlockHash hash(BlockId b) const; // kNoHash when none
   const std::vector<int32_t> &tokenIds(BlockId b) const;
   /// The collision check: does block `b` store `count` tokens whose

@@ -46,7 +46,12 @@ struct Request {
   std::vector<int64_t> tokens; // prompt + generated
   int64_t numPromptTokens = 0;
   std::vector<BlockId> blockTable;
-  int64_t numCachedTokens = 0; // KV computed
+  /// Between a successful CacheManager::allocate and its deallocate. The
+  /// table alone cannot say so (a request of 0 tokens holds no block), and
+  /// deallocate, hashBlocks and moveBoundary refuse a request that is not
+  /// allocated rather than free someone else's blocks.
+  bool allocated = false;
+  int64_t numCachedTokens = 0; // KV computed; set through setNumCachedTokens
   int64_t numHashedTokens = 0; // publish watermark
   int64_t numCompressedHitBlocks = 0;
   int64_t numWantedHitBlocks = 0;
@@ -71,6 +76,10 @@ struct Request {
   /// Sets the cache salt; refused (State) once the request has hashes or
   /// blocks, whose chain the salt would change.
   Status setCacheSalt(std::string salt);
+  /// The scheduler advances the computed-KV mark per chunk. InvalidArgument
+  /// outside [0, numTokens()]: a mark past the tokens would make hashBlocks
+  /// read past them, a negative one would re-publish from before block 0.
+  Status setNumCachedTokens(int64_t n);
 };
 
 /// One kind of per-request state that gates prefix hits and keeps
@@ -159,6 +168,8 @@ constexpr int64_t kDefaultCheckpointInterval = 8192;
 
 /// Run-time policy: what the artifact does not fix and an engine chooses.
 struct CachePolicy {
+  /// >= 0 (0: ladder off); CacheManager::create refuses a negative one
+  /// rather than read it as 0, as the reference's max(0, x) does.
   int64_t checkpointIntervalTokens = kDefaultCheckpointInterval;
   bool prefixCaching = true;
 };
@@ -254,15 +265,20 @@ public:
   /// Prefix hit in blocks for admission, or -1 when the request cannot be
   /// admitted now; records checkpoint demand either way.
   int64_t canAllocate(Request &r);
+  /// State error when `r` is already allocated.
   Status allocate(Request &r, int64_t numCachedBlocks);
   /// After a forward over `numNewTokens` tokens from `startTokens` (default:
-  /// numCachedTokens): publish the full blocks, keep checkpoints.
+  /// numCachedTokens): publish the full blocks, keep checkpoints. State
+  /// error when `r` is not allocated (its table is not this manager's).
   Status hashBlocks(Request &r, int64_t numNewTokens,
                     std::optional<int64_t> startTokens = std::nullopt,
                     std::optional<int64_t> nextForwardTokens = std::nullopt,
                     bool aimed = true);
   Status hashDecodeBlocks(Request &r, int64_t committedKvLen,
                           int64_t nextForwardTokens = 0);
+  /// State error, nothing freed, when `r` is not allocated (never, or
+  /// already deallocated): a second free would drop references other
+  /// requests hold on shared prefix blocks.
   Status deallocate(Request &r);
   /// Top of every scheduling pass: pins of the previous batch drain.
   void completePreviousStateBatch();
@@ -298,8 +314,11 @@ public:
   /// the block pool. Every request in `live` has its block table and group
   /// re-pointed. Stops early, consistent, at a block or group that cannot
   /// move this pass (a popped or pinned top, nothing free to move into);
-  /// the result says where and why. Errors: no boundary geometry, a target
-  /// outside [0, held slots], maintenance ops queued or in flight.
+  /// the result says where and why. Errors, before anything moves: no
+  /// boundary geometry, a target outside [0, held slots], maintenance ops
+  /// queued or in flight, a null or repeated request in `live`
+  /// (InvalidArgument: a repeated one would be re-pointed twice), a request
+  /// in `live` that is not allocated (State).
   Result<BoundaryMove> moveBoundary(int64_t targetGroups,
                                     const std::vector<Request *> &live);
 
