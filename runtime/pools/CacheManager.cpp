@@ -448,8 +448,10 @@ Status CacheManager::allocateBlocksAndState(Request &r, int64_t numCached) {
       if (!g.ok())
         return g.error();
       r.state.group = *g;
-    } else if (!groups_->isPinned(src) && !groups_->hasFree()) {
-      // Nowhere to fork into: spend the checkpoint, adopt its group.
+    } else if (!groups_->isPinned(src) &&
+               groups_->numFree() == (groups_->isFree(src) ? 1 : 0)) {
+      // Nowhere to fork into (a free source is itself the last free group,
+      // which claiming it takes): spend the checkpoint, adopt its group.
       Status s = groups_->claim(src);
       if (s.ok())
         s = groups_->invalidate(src);
