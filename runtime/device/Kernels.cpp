@@ -24,17 +24,11 @@ KernelSet KernelSet::fromLayout(const SolvedLayout &layout) {
 }
 
 const KernelInfo *KernelSet::byName(const std::string &name) const {
-  for (const KernelInfo &k : list)
-    if (k.name == name)
-      return &k;
-  return nullptr;
+  return findKernel(list, &KernelInfo::name, name);
 }
 
 const KernelInfo *KernelSet::byKind(const std::string &kind) const {
-  for (const KernelInfo &k : list)
-    if (k.kind == kind)
-      return &k;
-  return nullptr;
+  return findKernel(list, &KernelInfo::kind, kind);
 }
 
 KernelLauncher::~KernelLauncher() {

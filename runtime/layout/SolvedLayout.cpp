@@ -798,18 +798,17 @@ const SolvedField *SolvedLayout::field(const std::string &name,
   return nullptr;
 }
 
-const KernelInfo *SolvedLayout::kernelByKind(const std::string &kind) const {
+const KernelInfo *findKernel(const std::vector<KernelInfo> &kernels,
+                             std::string KernelInfo::*member,
+                             const std::string &value) {
   for (const KernelInfo &k : kernels)
-    if (k.kind == kind)
+    if (k.*member == value)
       return &k;
   return nullptr;
 }
 
-const KernelInfo *SolvedLayout::kernelByName(const std::string &name) const {
-  for (const KernelInfo &k : kernels)
-    if (k.name == name)
-      return &k;
-  return nullptr;
+const KernelInfo *SolvedLayout::kernelByKind(const std::string &kind) const {
+  return findKernel(kernels, &KernelInfo::kind, kind);
 }
 
 } // namespace poolrt

@@ -109,12 +109,6 @@ TEST(Setup, CountsComeFromTheManifest) {
   EXPECT_TRUE(CacheManager::create(*c).ok());
 }
 
-TEST(Setup, TheDefaultIntervalIsTheOneConstant) {
-  EXPECT_EQ(CachePolicy{}.checkpointIntervalTokens, kDefaultCheckpointInterval);
-  EXPECT_EQ(CacheManagerConfig{}.policy.checkpointIntervalTokens,
-            kDefaultCheckpointInterval);
-}
-
 TEST(Setup, MalformedManifestsAreErrorsNotExceptions) {
   auto edit = [](auto f) {
     Json m = forkManifest();

@@ -206,6 +206,13 @@ struct KernelInfo {
   std::vector<KernelSegment> segments;
 };
 
+/// The first kernel of `kernels` whose `member` (&KernelInfo::name or
+/// ::kind) is `value`, or nullptr: the one lookup SolvedLayout and
+/// KernelSet share.
+const KernelInfo *findKernel(const std::vector<KernelInfo> &kernels,
+                             std::string KernelInfo::*member,
+                             const std::string &value);
+
 struct SolvedTarget {
   std::string target, section, format;
   int64_t bytes = 0;
@@ -244,7 +251,6 @@ struct SolvedLayout {
   const SolvedField *field(const std::string &name,
                            const SolvedArena **arena = nullptr) const;
   const KernelInfo *kernelByKind(const std::string &kind) const;
-  const KernelInfo *kernelByName(const std::string &name) const;
 
   bool operator==(const SolvedLayout &) const;
   bool operator!=(const SolvedLayout &o) const { return !(*this == o); }
