@@ -304,7 +304,7 @@ PageUnitCheckpointStore::CheckpointOps CacheManager::takeStateMaintenanceOps() {
 }
 
 int64_t CacheManager::canAllocate(Request &r) {
-  bool stateful = groups_->applies(r.state);
+  bool stateful = groups_->holdsState(r.state);
   if (stateful && !groups_->hasFree())
     return -1;
   int64_t len = r.numTokens();
@@ -426,7 +426,7 @@ Status CacheManager::allocateBlocksAndState(Request &r, int64_t numCached) {
   // Copy classes attach their slot (and queue the restore) before taking
   // fresh blocks, so fresh-block eviction cannot spend the checkpoint it is
   // about to read.
-  if (store_ && groups_->applies(r.state)) {
+  if (store_ && groups_->holdsState(r.state)) {
     auto g = groups_->pop();
     if (!g.ok())
       return g.error();
@@ -440,7 +440,7 @@ Status CacheManager::allocateBlocksAndState(Request &r, int64_t numCached) {
     }
   }
   // Fork classes attach after the cached blocks are claimed.
-  if (!store_ && groups_->applies(r.state)) {
+  if (!store_ && groups_->holdsState(r.state)) {
     GroupId src = numCached > 0 ? groups_->lookupGroup(hashes[size_t(numCached - 1)])
                                 : GroupId();
     if (!src.valid()) {
@@ -557,6 +557,43 @@ Status CacheManager::hashDecodeBlocks(Request &r, int64_t committed,
     return Status::success();
   return hashBlocks(r, committed - r.numHashedTokens, r.numHashedTokens,
                     nextForward, /*aimed=*/false);
+}
+
+int64_t CacheManager::blocksToAppend(const Request &r,
+                                     int64_t totalTokens) const {
+  if (totalTokens <= 0)
+    return 0;
+  return std::max<int64_t>(0, ceilDiv(totalTokens, blockSize_) -
+                                  int64_t(r.blockTable.size()));
+}
+
+bool CacheManager::canAppend(const Request &r, int64_t totalTokens) const {
+  return pageUnitsFor(blocksToAppend(r, totalTokens), std::nullopt);
+}
+
+Status CacheManager::appendSlots(Request &r, int64_t totalTokens) {
+  if (!r.allocated)
+    return notAllocated("append_slots", r);
+  if (totalTokens < 0)
+    return Error::invalid("append_slots: " + std::to_string(totalTokens) +
+                          " tokens is negative");
+  int64_t need = blocksToAppend(r, totalTokens);
+  if (need == 0)
+    return Status::success();
+  if (store_ ? !store_->ensureFreeUnits(need) : !blocks_->hasFree(need))
+    return Error{ErrorKind::State,
+                 "append_slots: " + std::to_string(need) +
+                     " fresh blocks are not available"};
+  for (int64_t i = 0; i < need; ++i) {
+    auto b = blocks_->pop();
+    if (!b.ok())
+      return b.error();
+    Status s = blocks_->allocate(*b);
+    if (!s.ok())
+      return s;
+    r.blockTable.push_back(*b);
+  }
+  return Status::success();
 }
 
 Status CacheManager::deallocate(Request &r) {

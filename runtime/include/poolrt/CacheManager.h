@@ -276,6 +276,17 @@ public:
                     bool aimed = true);
   Status hashDecodeBlocks(Request &r, int64_t committedKvLen,
                           int64_t nextForwardTokens = 0);
+  /// Decode growth (the reference's can_append / may_append): the fresh
+  /// blocks `r`'s table needs to cover `totalTokens` positions (0 when it
+  /// already does), whether they can be had now (free blocks, or free plus
+  /// evictable checkpoint units under PAGE-unit checkpoints), and taking
+  /// them. appendSlots takes nothing unless it can take every block
+  /// (State error; InvalidArgument for a request that is not allocated or
+  /// a negative count). Fresh blocks are unhashed: hashDecodeBlocks
+  /// publishes them once a forward computed them.
+  int64_t blocksToAppend(const Request &r, int64_t totalTokens) const;
+  bool canAppend(const Request &r, int64_t totalTokens) const;
+  Status appendSlots(Request &r, int64_t totalTokens);
   /// State error, nothing freed, when `r` is not allocated (never, or
   /// already deallocated): a second free would drop references other
   /// requests hold on shared prefix blocks.

@@ -190,6 +190,14 @@ public:
   bool applies(const StateHolder &seq) const {
     return enabled_ && seq.hasPerReqCache;
   }
+  /// Whether `seq` needs a group of its own to run: its state lives there
+  /// whether or not the index is enabled. The reference attaches groups
+  /// only where applies() holds, which leaves a stateful request without
+  /// state when prefix caching is off; here admission, attach and free
+  /// follow this test, and only the checkpoint protocol follows applies().
+  bool holdsState(const StateHolder &seq) const {
+    return seq.hasPerReqCache && numGroups_ > 0;
+  }
   /// The largest L <= hitBlocks such that a checkpoint is filed under
   /// hashes[L-1] and the forward resuming there carries at least
   /// minForkTokens() tokens (numTokens - L*hashBlockSize); 0 if none.

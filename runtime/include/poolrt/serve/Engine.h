@@ -1,0 +1,175 @@
+//===- Engine.h - The serving loop over a compiled artifact -------*- C++ -*-===//
+//
+// One rank's engine: the cache manager configured from the artifact, the
+// arena carved on a device, the generated kernels, the reference model
+// and a continuous-batching scheduler in the reference's order
+// (../shared/spec/semantics.md §10, §12):
+//
+//   1. complete the previous state batch (pins drain, stores land);
+//   2. phase 1, running partial prefills: budget chunk (no slivers), then
+//      finalizePrefillChunk (checkpoint and demand cuts, fork room);
+//   3. phase 2, admissions in arrival order while a sequence slot and
+//      budget remain: canAllocate (gates and demand) -> budget chunk ->
+//      allocate -> finalize the chunk;
+//   4. a batch with any prefill runs alone (prefill first); else every
+//      running request decodes 1 + accepted drafts, growing its table
+//      (canAppend / appendSlots) and preempting the latest admitted
+//      request by recompute when blocks run out;
+//   5. the batch's maintenance ops run with the generated kernels before
+//      its forward: PAGE-unit image stores and restores, the fork copy of
+//      a resumed group; after the forward: hashBlocks (prefill) or
+//      hashDecodeBlocks (decode) publish, and a fork checkpoint's copy
+//      runs at once.
+//
+// Speculative acceptance is drawn from a generator seeded by (seed,
+// request, decode step), so every run commits the same drafts whatever
+// the schedule; the committed tokens are the model's own samples, so
+// outputs never depend on the schedule, the cache or the acceptance.
+//
+// Lock contract: step() and run() on one thread; snapshot() may be called
+// from any thread (it copies under a mutex).
+//
+//===----------------------------------------------------------------------===//
+#ifndef POOLRT_SERVE_ENGINE_H
+#define POOLRT_SERVE_ENGINE_H
+
+#include "poolrt/Arena.h"
+#include "poolrt/CacheManager.h"
+#include "poolrt/Device.h"
+#include "poolrt/Kernels.h"
+#include "poolrt/SolvedLayout.h"
+#include "poolrt/serve/ReferenceModel.h"
+#include "poolrt/serve/Trace.h"
+
+#include <deque>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+namespace poolrt {
+namespace serve {
+
+struct ServeOptions {
+  /// Requests running at once; 0: the artifact's max_num_seqs.
+  int64_t maxNumSeqs = 0;
+  /// Tokens one scheduling step may forward.
+  int64_t maxBatchedTokens = 2048;
+  /// Draft tokens per decode step (<= the model's spec_depth).
+  int64_t numSpec = 0;
+  /// Probability (percent) that each draft is accepted, given the previous.
+  int64_t acceptPercent = 70;
+  uint64_t seed = 1;
+  CachePolicy policy;
+  /// Longest request (prompt + output); 0: what the PAGE pool can hold.
+  int64_t maxModelLen = 0;
+};
+
+/// What happened to one request of the trace.
+struct RequestOutcome {
+  std::string name;
+  bool finished = false;
+  bool refused = false;
+  std::string reason; // why it was refused
+  int64_t promptTokens = 0;
+  int64_t outputTokens = 0;
+  int64_t hitTokens = 0; // cached at its (last) admission
+  int64_t preemptions = 0;
+  uint64_t outputChecksum = 0; // XXH64 of the output token ids (int64 LE)
+  uint64_t stateChecksum = 0;  // ReferenceModel::stateChecksum at the end
+  std::vector<int64_t> output;
+};
+
+/// Counters a scrape or the summary reads (sums across ranks merge).
+struct EngineSnapshot {
+  int64_t requestsTotal = 0, requestsFinished = 0, requestsRefused = 0,
+          requestsRunning = 0, requestsWaiting = 0;
+  int64_t promptTokens = 0, generatedTokens = 0, forwardTokens = 0;
+  int64_t preemptions = 0, steps = 0, prefillSteps = 0, decodeSteps = 0;
+  int64_t imageStores = 0, imageRestores = 0, forkCopies = 0;
+  int64_t draftsOffered = 0, draftsAccepted = 0;
+  int64_t blocksTotal = 0, blocksFree = 0, blocksIndexed = 0, blocksUsed = 0;
+  int64_t groupsTotal = 0, groupsFree = 0;
+  CacheStats stats;
+  CacheFunnel funnel;
+  /// Prefix-cache queries and hits in tokens (the vLLM counter pair).
+  int64_t prefixQueryTokens = 0, prefixHitTokens = 0;
+};
+
+class Engine {
+public:
+  /// Everything from the artifact: counts (cacheManagerConfig), the arena
+  /// (carved on `device`, whose kernels must be loaded from the same
+  /// artifact), the kernels and the model. Refused: options the artifact
+  /// cannot honour (more drafts than its spec depth, more running requests
+  /// than its max_num_seqs), a layout the model cannot run.
+  static Result<std::unique_ptr<Engine>> create(const Artifact &artifact,
+                                                Device &device,
+                                                const ServeOptions &options);
+  ~Engine();
+
+  /// Queue a trace's requests (in order). Requests that can never run
+  /// (longer than the model's limit) are refused here, with the reason.
+  void submit(const Trace &trace);
+  /// One scheduling step; false when nothing is left to do.
+  Result<bool> step();
+  /// Steps until done; `progress` (if set) is called after every step.
+  Status run(const std::function<void()> &progress = {});
+
+  const std::vector<RequestOutcome> &outcomes() const { return outcomes_; }
+  EngineSnapshot snapshot() const;
+  /// Host time of each step's scheduling and cache work (not the model).
+  const std::vector<double> &stepOverheadMicros() const { return overheadUs_; }
+  const SolvedLayout &layout() const { return layout_; }
+  CacheManager &cache() { return *cache_; }
+  int64_t maxNumSeqs() const { return maxNumSeqs_; }
+  int64_t tokenLimit() const { return tokenLimit_; }
+
+private:
+  Engine() = default;
+  struct Seq;
+  struct Batch;
+  Result<Batch> schedule();
+  Status execute(Batch &batch);
+  Status runMaintenance();
+  Status forkCopy(Seq &s);
+  Status finishSeq(Seq &s);
+  Status preempt(Seq &s);
+  void publishSnapshot();
+  int64_t acceptedDrafts(const Seq &s) const;
+  int32_t stateId(const Seq &s) const;
+
+  SolvedLayout layout_;
+  ServeOptions options_;
+  Device *device_ = nullptr;
+  std::unique_ptr<DeviceArena> arena_;
+  std::unique_ptr<KernelLauncher> launcher_;
+  std::unique_ptr<CacheManager> cache_;
+  std::unique_ptr<ReferenceModel> model_;
+  const KernelInfo *imageStore_ = nullptr, *imageRestore_ = nullptr,
+                   *groupCopy_ = nullptr;
+  bool stateful_ = false;
+  int64_t maxNumSeqs_ = 0, tokenLimit_ = 0, blockSize_ = 0;
+
+  std::vector<std::unique_ptr<Seq>> seqs_; // trace order
+  std::deque<Seq *> waiting_;
+  std::vector<Seq *> running_; // admission order
+  std::vector<RequestOutcome> outcomes_;
+  std::vector<double> overheadUs_;
+  EngineSnapshot counters_;
+  mutable std::mutex snapMutex_;
+  EngineSnapshot published_;
+};
+
+/// The hit rate an unbounded cache would reach on the replayed requests
+/// (in arrival order, every full hash block of a finished request's prompt
+/// and output published, the last block of a prompt never hit): the
+/// trace's own ceiling, in tokens of hit over tokens admitted.
+double ceilingHitRate(const Trace &trace, const std::vector<RequestOutcome> &out,
+                      int64_t hashBlockSize);
+
+} // namespace serve
+} // namespace poolrt
+
+#endif

@@ -1,0 +1,592 @@
+//===- Engine.cpp - The serving loop over a compiled artifact -------------===//
+
+#include "poolrt/serve/Engine.h"
+
+#include "poolrt/BlockHash.h"
+#include "poolrt/Setup.h"
+
+#include <xxhash.h>
+
+#include <algorithm>
+#include <chrono>
+#include <unordered_set>
+
+namespace poolrt {
+namespace serve {
+
+namespace {
+
+uint64_t splitmix(uint64_t x) {
+  x += 0x9E3779B97F4A7C15ull;
+  x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ull;
+  x = (x ^ (x >> 27)) * 0x94D049BB133111EBull;
+  return x ^ (x >> 31);
+}
+
+uint64_t tokensChecksum(const std::vector<int64_t> &tokens) {
+  // int64 little-endian, as the hash chain reads token ids.
+  std::vector<unsigned char> bytes;
+  bytes.reserve(tokens.size() * 8);
+  for (int64_t t : tokens)
+    for (int k = 0; k < 8; ++k)
+      bytes.push_back((unsigned char)(uint64_t(t) >> (8 * k)));
+  return XXH64(bytes.data(), bytes.size(), 0);
+}
+
+using Clock = std::chrono::steady_clock;
+double micros(Clock::duration d) {
+  return std::chrono::duration<double, std::micro>(d).count();
+}
+
+} // namespace
+
+struct Engine::Seq {
+  size_t index = 0;
+  Request req;
+  int64_t maxOutput = 0;
+  int64_t newPromptTokens = 0; // a follow-up's own tokens (for the limit)
+  std::vector<int64_t> followUpTokens;
+  std::vector<Seq *> followers;
+  bool prefillDone = false;
+  bool done = false;
+  int64_t decodeSteps = 0;
+};
+
+struct Engine::Batch {
+  struct Item {
+    Seq *seq;
+    int64_t start, count;
+  };
+  bool prefill = false;
+  std::vector<Item> items;
+};
+
+Engine::~Engine() = default;
+
+Result<std::unique_ptr<Engine>> Engine::create(const Artifact &artifact,
+                                               Device &device,
+                                               const ServeOptions &options) {
+  auto layout = readSolvedLayout(artifact);
+  if (!layout.ok())
+    return layout.error();
+  std::unique_ptr<Engine> e(new Engine());
+  e->layout_ = layout.take();
+  e->options_ = options;
+  e->device_ = &device;
+  const SolvedLayout &L = e->layout_;
+  if (options.numSpec < 0 || options.numSpec > L.geometry.specDepth)
+    return Error::invalid("--num-spec " + std::to_string(options.numSpec) +
+                          ": the artifact was compiled for " +
+                          std::to_string(L.geometry.specDepth) +
+                          " speculative tokens per step");
+  if (options.acceptPercent < 0 || options.acceptPercent > 100)
+    return Error::invalid("the draft acceptance must be a percentage in [0, 100]");
+  if (options.maxBatchedTokens < 1)
+    return Error::invalid("the token budget per step must be >= 1");
+  if (options.maxNumSeqs < 0 || options.maxNumSeqs > L.inputs.maxNumSeqs)
+    return Error::invalid("--max-num-seqs " + std::to_string(options.maxNumSeqs) +
+                          ": the artifact was compiled for at most " +
+                          std::to_string(L.inputs.maxNumSeqs));
+  if (options.maxModelLen < 0)
+    return Error::invalid("the model length limit must be >= 0");
+  e->maxNumSeqs_ = options.maxNumSeqs ? options.maxNumSeqs : L.inputs.maxNumSeqs;
+
+  auto cfg = cacheManagerConfig(L, options.policy);
+  if (!cfg.ok())
+    return cfg.error();
+  auto cache = CacheManager::create(*cfg);
+  if (!cache.ok())
+    return cache.error();
+  e->cache_ = cache.take();
+  e->blockSize_ = cfg->blockSize;
+  e->stateful_ = cfg->numGroups > 0;
+  e->tokenLimit_ = cfg->numBlocks * cfg->blockSize;
+  if (options.maxModelLen > 0)
+    e->tokenLimit_ = std::min(e->tokenLimit_, options.maxModelLen);
+
+  Status loaded = device.loadKernels(artifact);
+  if (!loaded.ok())
+    return loaded.error();
+  auto arena = DeviceArena::create(device, L);
+  if (!arena.ok())
+    return arena.error();
+  e->arena_ = std::make_unique<DeviceArena>(arena.take());
+  e->launcher_ = std::make_unique<KernelLauncher>(device, e->arena_->base());
+  e->imageStore_ = L.kernelByKind("image_store");
+  e->imageRestore_ = L.kernelByKind("image_restore");
+  e->groupCopy_ = L.kernelByKind("group_copy");
+  if (cfg->pagedCheckpoints && (!e->imageStore_ || !e->imageRestore_))
+    return Error::invalid("the artifact keeps PAGE-unit checkpoints but has no "
+                          "image_store / image_restore kernel");
+  if (e->stateful_ && cfg->transfer.forks() && !e->groupCopy_)
+    return Error::invalid("the artifact forks state groups but has no group_copy kernel");
+  auto model = ReferenceModel::create(L, device, e->arena_->base());
+  if (!model.ok())
+    return model.error();
+  e->model_ = model.take();
+  e->counters_.blocksTotal = cfg->numBlocks;
+  e->counters_.groupsTotal = cfg->numGroups;
+  e->publishSnapshot();
+  return e;
+}
+
+void Engine::submit(const Trace &trace) {
+  size_t base = seqs_.size();
+  for (size_t i = 0; i < trace.requests.size(); ++i) {
+    const TraceRequest &t = trace.requests[i];
+    auto s = std::make_unique<Seq>();
+    s->index = seqs_.size();
+    s->req.id = int64_t(s->index) + 1;
+    s->req.state.hasPerReqCache = stateful_;
+    s->maxOutput = t.maxOutput;
+    RequestOutcome o;
+    o.name = t.name;
+    outcomes_.push_back(o);
+    ++counters_.requestsTotal;
+    if (t.followUpOf >= 0 && size_t(t.followUpOf) < i) {
+      s->followUpTokens = t.prompt;
+      seqs_[base + size_t(t.followUpOf)]->followers.push_back(s.get());
+    } else {
+      s->req.tokens = t.prompt;
+      s->req.numPromptTokens = int64_t(t.prompt.size());
+    }
+    seqs_.push_back(std::move(s));
+  }
+  for (size_t i = base; i < seqs_.size(); ++i) {
+    Seq *s = seqs_[i].get();
+    const TraceRequest &t = trace.requests[i - base];
+    if (t.followUpOf >= 0 && size_t(t.followUpOf) < i - base)
+      continue; // queued when the turn before it ends
+    int64_t need = s->req.numTokens() + s->maxOutput + options_.numSpec;
+    if (need > tokenLimit_) {
+      RequestOutcome &o = outcomes_[s->index];
+      o.refused = true;
+      o.promptTokens = s->req.numTokens();
+      o.reason = "needs " + std::to_string(need) +
+                 " tokens (prompt + output + drafts); the model holds at most " +
+                 std::to_string(tokenLimit_);
+      s->done = true;
+      ++counters_.requestsRefused;
+      // Its follow-ups can never start either.
+      std::vector<Seq *> stack = s->followers;
+      while (!stack.empty()) {
+        Seq *f = stack.back();
+        stack.pop_back();
+        f->done = true;
+        outcomes_[f->index].refused = true;
+        outcomes_[f->index].reason = "the turn it follows was refused";
+        ++counters_.requestsRefused;
+        stack.insert(stack.end(), f->followers.begin(), f->followers.end());
+      }
+      continue;
+    }
+    waiting_.push_back(s);
+  }
+  publishSnapshot();
+}
+
+int32_t Engine::stateId(const Seq &s) const {
+  if (!stateful_ || !s.req.state.group.valid())
+    return -1;
+  return cache_->slotKernelId(s.req.state.group);
+}
+
+int64_t Engine::acceptedDrafts(const Seq &s) const {
+  uint64_t x = splitmix(options_.seed ^ splitmix(uint64_t(s.index) << 24 ^
+                                                 uint64_t(s.decodeSteps)));
+  int64_t a = 0;
+  while (a < options_.numSpec) {
+    x = splitmix(x);
+    if (int64_t(x % 100) >= options_.acceptPercent)
+      break;
+    ++a;
+  }
+  return a;
+}
+
+Status Engine::preempt(Seq &s) {
+  Status d = cache_->deallocate(s.req);
+  if (!d.ok())
+    return d;
+  s.prefillDone = false;
+  ++outcomes_[s.index].preemptions;
+  ++counters_.preemptions;
+  waiting_.push_front(&s);
+  return Status::success();
+}
+
+Result<Engine::Batch> Engine::schedule() {
+  cache_->completePreviousStateBatch();
+  Batch b;
+  int64_t budget = options_.maxBatchedTokens, batched = 0;
+  int64_t hbs = cache_->hashBlockSize();
+  // Phase 1: running partial prefills.
+  for (Seq *s : running_) {
+    if (s->prefillDone)
+      continue;
+    int64_t start = s->req.numCachedTokens;
+    int64_t chunk = CacheManager::chunkedPrefillSize(s->req.numTokens() - start,
+                                                     budget, batched, blockSize_);
+    if (chunk > 0)
+      chunk = cache_->finalizePrefillChunk(s->req, start, chunk);
+    if (chunk <= 0)
+      break;
+    b.items.push_back({s, start, chunk});
+    budget -= chunk;
+    batched += chunk;
+  }
+  // Phase 2: admissions in arrival order.
+  while (!waiting_.empty() && int64_t(running_.size()) < maxNumSeqs_ && budget > 0) {
+    Seq *s = waiting_.front();
+    int64_t hit = cache_->canAllocate(s->req);
+    if (hit < 0)
+      break;
+    int64_t cached = hit * hbs;
+    int64_t chunk = CacheManager::chunkedPrefillSize(s->req.numTokens() - cached,
+                                                     budget, batched, blockSize_);
+    if (chunk <= 0)
+      break;
+    Status a = cache_->allocate(s->req, hit);
+    if (!a.ok())
+      return a.error();
+    RequestOutcome &o = outcomes_[s->index];
+    o.hitTokens = cached;
+    if (o.promptTokens == 0) { // first admission (not a recompute)
+      o.promptTokens = s->req.numTokens();
+      counters_.promptTokens += o.promptTokens;
+    }
+    counters_.prefixQueryTokens += s->req.numTokens();
+    counters_.prefixHitTokens += cached;
+    chunk = cache_->finalizePrefillChunk(s->req, cached, chunk);
+    waiting_.pop_front();
+    running_.push_back(s);
+    if (chunk <= 0)
+      continue;
+    b.items.push_back({s, cached, chunk});
+    budget -= chunk;
+    batched += chunk;
+  }
+  if (!b.items.empty()) {
+    b.prefill = true;
+    return b;
+  }
+  // Decode: every running request, the latest admitted preempted first
+  // when blocks run out.
+  for (size_t i = 0; i < running_.size(); ++i) {
+    Seq *s = running_[i];
+    if (!s->prefillDone)
+      continue;
+    int64_t need = s->req.numTokens() + options_.numSpec;
+    bool self = false;
+    while (!cache_->canAppend(s->req, need)) {
+      Seq *victim = running_.back();
+      running_.pop_back();
+      Status p = preempt(*victim);
+      if (!p.ok())
+        return p.error();
+      if (victim == s) {
+        self = true;
+        break;
+      }
+    }
+    if (self)
+      break;
+    Status a = cache_->appendSlots(s->req, need);
+    if (!a.ok())
+      return a.error();
+    b.items.push_back({s, s->req.numTokens() - 1, 1});
+  }
+  return b;
+}
+
+Status Engine::forkCopy(Seq &s) {
+  GroupId src = s.req.state.forkSource, dst = s.req.state.group;
+  if (!src.valid())
+    return Status::success();
+  // The forward after a fork reads the source and writes the new group:
+  // the generated group copy moves the state over, then the request owns
+  // its group alone (the source stays pinned until the pins drain).
+  Status st = launcher_->run(*groupCopy_, {cache_->slotKernelId(src),
+                                           cache_->slotKernelId(dst)});
+  if (!st.ok())
+    return st;
+  s.req.state.forkSource = GroupId();
+  ++counters_.forkCopies;
+  return Status::success();
+}
+
+Status Engine::runMaintenance() {
+  auto ops = cache_->takeStateMaintenanceOps();
+  for (const CheckpointStoreOp &st : ops.stores) {
+    std::vector<int32_t> ids{cache_->slotKernelId(GroupId(st.srcSlot.value))};
+    for (BlockId u : st.unitIds)
+      ids.push_back(u.value);
+    Status s = launcher_->run(*imageStore_, ids);
+    if (!s.ok())
+      return s;
+    ++counters_.imageStores;
+  }
+  for (const CheckpointRestoreOp &rs : ops.restores) {
+    std::vector<int32_t> ids{cache_->slotKernelId(GroupId(rs.dstSlot.value))};
+    for (BlockId u : rs.unitIds)
+      ids.push_back(u.value);
+    Status s = launcher_->run(*imageRestore_, ids);
+    if (!s.ok())
+      return s;
+    ++counters_.imageRestores;
+  }
+  return Status::success();
+}
+
+Status Engine::finishSeq(Seq &s) {
+  RequestOutcome &o = outcomes_[s.index];
+  auto sum = model_->stateChecksum(s.req, stateId(s), s.req.numTokens() - 1);
+  if (!sum.ok())
+    return sum.error();
+  o.stateChecksum = *sum;
+  o.outputChecksum = tokensChecksum(o.output);
+  o.outputTokens = int64_t(o.output.size());
+  o.finished = true;
+  Status d = cache_->deallocate(s.req);
+  if (!d.ok())
+    return d;
+  s.done = true;
+  ++counters_.requestsFinished;
+  running_.erase(std::find(running_.begin(), running_.end(), &s));
+  for (Seq *f : s.followers) {
+    f->req.tokens = s.req.tokens;
+    f->req.tokens.insert(f->req.tokens.end(), f->followUpTokens.begin(),
+                         f->followUpTokens.end());
+    f->req.numPromptTokens = f->req.numTokens();
+    int64_t need = f->req.numTokens() + f->maxOutput + options_.numSpec;
+    if (need > tokenLimit_) {
+      outcomes_[f->index].refused = true;
+      outcomes_[f->index].promptTokens = f->req.numTokens();
+      outcomes_[f->index].reason =
+          "needs " + std::to_string(need) +
+          " tokens (prompt + output + drafts); the model holds at most " +
+          std::to_string(tokenLimit_);
+      f->done = true;
+      ++counters_.requestsRefused;
+      continue; // (its own follow-ups stay unstarted: counted at the end)
+    }
+    waiting_.push_back(f);
+  }
+  return Status::success();
+}
+
+Status Engine::execute(Batch &b) {
+  Status m = runMaintenance();
+  if (!m.ok())
+    return m;
+  for (auto &it : b.items) {
+    Status f = forkCopy(*it.seq);
+    if (!f.ok())
+      return f;
+  }
+  int64_t k = options_.numSpec;
+  bool forks = cache_->groups() && cache_->groups()->transfer().forks();
+  std::vector<Seq *> finished;
+  for (auto &it : b.items) {
+    Seq &s = *it.seq;
+    RequestOutcome &o = outcomes_[s.index];
+    if (b.prefill) {
+      auto tok = model_->forward(s.req, stateId(s), it.start, it.count);
+      if (!tok.ok())
+        return tok.error();
+      counters_.forwardTokens += it.count;
+      Status h = cache_->hashBlocks(s.req, it.count);
+      if (!h.ok())
+        return h;
+      Status c = s.req.setNumCachedTokens(it.start + it.count);
+      if (!c.ok())
+        return c;
+      Status f = forkCopy(s);
+      if (!f.ok())
+        return f;
+      if (it.start + it.count < s.req.numTokens())
+        continue;
+      s.prefillDone = true;
+      s.req.tokens.push_back(*tok);
+      o.output.push_back(*tok);
+      ++counters_.generatedTokens;
+      if (int64_t(o.output.size()) >= s.maxOutput)
+        finished.push_back(&s);
+      continue;
+    }
+    int64_t remaining = s.maxOutput - int64_t(o.output.size());
+    int64_t a = std::min(acceptedDrafts(s), remaining - 1);
+    ++s.decodeSteps;
+    counters_.draftsOffered += k;
+    counters_.draftsAccepted += a;
+    size_t before = s.req.tokens.size();
+    auto tok = model_->forward(s.req, stateId(s), it.start, 1 + a,
+                               /*extend=*/true, k - a);
+    if (!tok.ok())
+      return tok.error();
+    counters_.forwardTokens += 1 + a;
+    s.req.tokens.push_back(*tok);
+    o.output.insert(o.output.end(), s.req.tokens.begin() + int64_t(before),
+                    s.req.tokens.end());
+    counters_.generatedTokens += int64_t(s.req.tokens.size() - before);
+    bool done = int64_t(o.output.size()) >= s.maxOutput;
+    int64_t committed = s.req.numTokens() - 1;
+    // The checkpoint room of the next forward: none when finished, none
+    // under speculation for a class that forks (its successor gets 1 +
+    // accepted tokens, unknowable now), else the one token it forwards.
+    int64_t room = done ? 0 : (k > 0 && forks ? 0 : 1);
+    Status h = cache_->hashDecodeBlocks(s.req, committed, room);
+    if (!h.ok())
+      return h;
+    Status c = s.req.setNumCachedTokens(committed);
+    if (!c.ok())
+      return c;
+    Status f = forkCopy(s);
+    if (!f.ok())
+      return f;
+    if (done)
+      finished.push_back(&s);
+  }
+  for (Seq *s : finished) {
+    Status f = finishSeq(*s);
+    if (!f.ok())
+      return f;
+  }
+  return Status::success();
+}
+
+Result<bool> Engine::step() {
+  if (waiting_.empty() && running_.empty())
+    return false;
+  auto t0 = Clock::now();
+  auto scheduled = schedule();
+  if (!scheduled.ok())
+    return scheduled.error();
+  Batch batch = scheduled.take();
+  Batch *b = &batch;
+  if (b->items.empty()) {
+    if (running_.empty() && !waiting_.empty()) {
+      // Nothing runs and the head cannot be admitted: after the pins of
+      // earlier batches drained (two passes), it never will be.
+      static constexpr int kDrainPasses = 3;
+      int idle = 0;
+      while (idle < kDrainPasses && cache_->canAllocate(waiting_.front()->req) < 0) {
+        cache_->completePreviousStateBatch();
+        ++idle;
+      }
+      if (idle == kDrainPasses) {
+        Seq *s = waiting_.front();
+        waiting_.pop_front();
+        RequestOutcome &o = outcomes_[s->index];
+        o.refused = true;
+        o.promptTokens = s->req.numTokens();
+        o.reason = "cannot be admitted into an idle engine (blocks or state "
+                   "groups the artifact does not have)";
+        s->done = true;
+        ++counters_.requestsRefused;
+      }
+    }
+    publishSnapshot();
+    return true;
+  }
+  auto t1 = Clock::now();
+  Status e = execute(*b);
+  if (!e.ok())
+    return e.error();
+  auto t2 = Clock::now();
+  ++counters_.steps;
+  ++(b->prefill ? counters_.prefillSteps : counters_.decodeSteps);
+  (void)t2;
+  overheadUs_.push_back(micros(t1 - t0));
+  publishSnapshot();
+  return true;
+}
+
+Status Engine::run(const std::function<void()> &progress) {
+  for (;;) {
+    auto more = step();
+    if (!more.ok())
+      return more.error();
+    if (progress)
+      progress();
+    if (!*more)
+      break;
+  }
+  // Follow-ups of refused follow-ups never started: say so.
+  for (auto &s : seqs_)
+    if (!s->done) {
+      RequestOutcome &o = outcomes_[s->index];
+      o.refused = true;
+      o.reason = "the turn it follows was refused";
+      s->done = true;
+      ++counters_.requestsRefused;
+    }
+  publishSnapshot();
+  return Status::success();
+}
+
+void Engine::publishSnapshot() {
+  counters_.requestsRunning = int64_t(running_.size());
+  counters_.requestsWaiting = int64_t(waiting_.size());
+  BlockPool &bp = cache_->blocks();
+  counters_.blocksTotal = bp.numBlocks();
+  counters_.blocksFree = bp.numFree();
+  counters_.blocksUsed = bp.numUsed();
+  counters_.blocksIndexed = bp.numIndexed();
+  if (StateGroupPool *g = cache_->groups()) {
+    counters_.groupsTotal = g->numGroups();
+    counters_.groupsFree = g->numFree();
+  }
+  counters_.stats = cache_->stats();
+  counters_.funnel = cache_->funnel();
+  std::lock_guard<std::mutex> lock(snapMutex_);
+  published_ = counters_;
+}
+
+EngineSnapshot Engine::snapshot() const {
+  std::lock_guard<std::mutex> lock(snapMutex_);
+  return published_;
+}
+
+double ceilingHitRate(const Trace &trace, const std::vector<RequestOutcome> &out,
+                      int64_t hbs) {
+  if (hbs < 1 || out.size() != trace.requests.size())
+    return 0;
+  std::unordered_set<BlockHash> seen;
+  std::vector<std::vector<int64_t>> full(trace.requests.size());
+  int64_t admitted = 0, hit = 0;
+  for (size_t i = 0; i < trace.requests.size(); ++i) {
+    const TraceRequest &t = trace.requests[i];
+    if (out[i].refused || !out[i].finished)
+      continue;
+    std::vector<int64_t> prompt;
+    if (t.followUpOf >= 0 && size_t(t.followUpOf) < i)
+      prompt = full[size_t(t.followUpOf)];
+    prompt.insert(prompt.end(), t.prompt.begin(), t.prompt.end());
+    int64_t n = int64_t(prompt.size());
+    int64_t candidates = std::max<int64_t>(0, (n + hbs - 1) / hbs - 1);
+    std::optional<BlockHash> parent;
+    int64_t blocks = 0;
+    bool hitting = true;
+    full[i] = prompt;
+    full[i].insert(full[i].end(), out[i].output.begin(), out[i].output.end());
+    int64_t nFull = int64_t(full[i].size()) / hbs;
+    for (int64_t b = 0; b < nFull; ++b) {
+      BlockHash h = hashBlock(parent, full[i].data() + b * hbs, size_t(hbs));
+      if (hitting && b < candidates && seen.count(h))
+        ++blocks;
+      else
+        hitting = false;
+      parent = h;
+      seen.insert(h);
+    }
+    // The inserts above ran after this request's own lookups (a request
+    // never hits itself): each lookup precedes the insert of its block.
+    admitted += n;
+    hit += blocks * hbs;
+  }
+  return admitted > 0 ? double(hit) / double(admitted) : 0;
+}
+
+} // namespace serve
+} // namespace poolrt

@@ -1,0 +1,360 @@
+//===- pool-serve.cpp - Serve a compiled artifact over a request trace ----===//
+//
+//   pool-serve replay TRACE --artifact X.poolpack [--device host|cuda|hip]
+//       [--no-prefix-cache] [--listen 127.0.0.1:PORT] [--summary out.json]
+//       [--outputs out.jsonl] [--num-spec K] ...
+//
+// TRACE is a Mooncake JSONL trace, a shared-prefix trace
+// (make_prefix_trace.py) or "multi-turn[:key=value,...]". The engine
+// (runtime/serve) runs the scheduler, the cache manager, the generated
+// kernels and the reference model; --outputs writes one line per request in
+// trace order (its output and final-state checksums) so two runs compare
+// with cmp; --summary writes the run's JSON summary atomically. With
+// --listen, /metrics (Prometheus text) and /debug/cache_stats (JSON) are
+// served while it runs.
+//
+//===----------------------------------------------------------------------===//
+
+#include "Metrics.h"
+
+#include "poolrt/Artifact.h"
+#include "poolrt/Device.h"
+#include "poolrt/serve/Engine.h"
+#include "poolrt/serve/Trace.h"
+
+#include <CLI/CLI.hpp>
+#include <httplib.h>
+#include <nlohmann/json.hpp>
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cinttypes>
+#include <cstdio>
+#include <memory>
+#include <thread>
+
+using namespace poolrt;
+using namespace poolrt::serve;
+
+namespace {
+
+struct Args {
+  std::string trace, artifact, device = "host", listen, summary, outputs;
+  bool noPrefixCache = false;
+  int64_t numSpec = 0, maxNumSeqs = 0, maxBatchedTokens = 2048;
+  int64_t interval = kDefaultCheckpointInterval, acceptPercent = 70;
+  int64_t prefixOutputTokens = 16, maxModelLen = 0, lingerMs = 0;
+  uint64_t seed = 1;
+  std::string progress = "auto";
+};
+
+int fail(const std::string &msg) {
+  std::fprintf(stderr, "pool-serve: error: %s\n", msg.c_str());
+  return 1;
+}
+
+std::string hex(uint64_t v) {
+  char buf[24];
+  std::snprintf(buf, sizeof buf, "0x%016" PRIx64, v);
+  return buf;
+}
+
+double percentile(std::vector<double> v, double p) {
+  if (v.empty())
+    return 0;
+  std::sort(v.begin(), v.end());
+  size_t i = size_t(p * double(v.size() - 1) + 0.5);
+  return v[std::min(i, v.size() - 1)];
+}
+
+std::string outputsJsonl(const std::vector<RequestOutcome> &out) {
+  std::string s;
+  for (const RequestOutcome &o : out) {
+    nlohmann::ordered_json j;
+    j["request"] = o.name;
+    if (o.refused) {
+      j["status"] = "refused";
+      j["reason"] = o.reason;
+    } else {
+      j["status"] = o.finished ? "finished" : "unfinished";
+      j["output_tokens"] = o.outputTokens;
+      j["output_checksum"] = hex(o.outputChecksum);
+      j["state_checksum"] = hex(o.stateChecksum);
+    }
+    s += j.dump() + "\n";
+  }
+  return s;
+}
+
+std::string summaryJson(const Args &a, const Engine &e, const Trace &trace,
+                        double seconds, const std::string &device) {
+  EngineSnapshot s = e.snapshot();
+  double ceiling = ceilingHitRate(trace, e.outcomes(), e.layout().geometry.hashBlockSize);
+  double hit = s.stats.hit();
+  nlohmann::ordered_json j;
+  j["artifact"] = a.artifact;
+  j["model"] = e.layout().model;
+  j["device"] = device;
+  j["trace"] = {{"source", trace.source}, {"format", trace.format},
+                {"requests", trace.requests.size()}};
+  j["prefix_cache"] = !a.noPrefixCache;
+  j["checkpoint_interval_tokens"] = e.layout().geometry.blockSize > 0 ? a.interval : 0;
+  j["num_spec"] = a.numSpec;
+  j["max_num_seqs"] = e.maxNumSeqs();
+  j["max_batched_tokens"] = a.maxBatchedTokens;
+  j["requests"] = {{"total", s.requestsTotal},
+                   {"finished", s.requestsFinished},
+                   {"refused", s.requestsRefused}};
+  j["prompt_tokens"] = s.promptTokens;
+  j["generated_tokens"] = s.generatedTokens;
+  j["hit_tokens"] = s.stats.cachedTokens;
+  j["hit_rate"] = hit;
+  j["ceiling_hit_rate"] = ceiling;
+  j["hit_vs_ceiling"] = ceiling > 0 ? hit / ceiling : 0.0;
+  j["cache_stats"] = {{"requests", s.stats.requests},
+                      {"full_tokens", s.stats.fullTokens},
+                      {"cached_tokens", s.stats.cachedTokens},
+                      {"wanted_tokens", s.stats.wantedTokens},
+                      {"compressed_tokens", s.stats.compressedTokens},
+                      {"compressed_hit", s.stats.compressedHit()},
+                      {"lost_to_checkpoint", s.stats.lostToCheckpoint()},
+                      {"lost_unrecoverable", s.stats.lostUnrecoverable()}};
+  j["funnel"] = {{"demands_recorded", s.funnel.demandsRecorded},
+                 {"demands_declined_no_room", s.funnel.demandsDeclinedNoRoom},
+                 {"chunks_cut_for_demand", s.funnel.chunksCutForDemand},
+                 {"checkpoints_kept", s.funnel.fates.kept},
+                 {"checkpoints_dropped", s.funnel.fates.dropped},
+                 {"checkpoints_evicted", s.funnel.fates.evicted},
+                 {"checkpoints_orphaned", s.funnel.fates.orphaned},
+                 {"blocks_evicted", s.funnel.blocksEvicted}};
+  j["preemptions"] = s.preemptions;
+  j["steps"] = {{"prefill", s.prefillSteps}, {"decode", s.decodeSteps}};
+  j["spec_decode"] = {{"draft_tokens", s.draftsOffered},
+                      {"accepted_tokens", s.draftsAccepted}};
+  j["state_maintenance"] = {{"image_stores", s.imageStores},
+                            {"image_restores", s.imageRestores},
+                            {"fork_copies", s.forkCopies}};
+  j["wall_seconds"] = seconds;
+  j["tokens_per_second"] =
+      seconds > 0 ? double(s.forwardTokens + s.generatedTokens) / seconds : 0.0;
+  const std::vector<double> &ov = e.stepOverheadMicros();
+  j["step_overhead_us"] = {{"p50", percentile(ov, 0.5)},
+                           {"p99", percentile(ov, 0.99)},
+                           {"max", ov.empty() ? 0.0 : *std::max_element(ov.begin(), ov.end())}};
+  return j.dump(2) + "\n";
+}
+
+/// The metrics endpoint, on its own thread.
+class MetricsServer {
+public:
+  explicit MetricsServer(const Engine &e) : engine(e) {
+    server.Get("/metrics", [this](const httplib::Request &, httplib::Response &res) {
+      res.set_content(pool::serve::prometheusText(engine.snapshot()),
+                      "text/plain; version=0.0.4");
+    });
+    server.Get("/debug/cache_stats",
+               [this](const httplib::Request &, httplib::Response &res) {
+                 res.set_content(pool::serve::cacheStatsJson(engine.snapshot()),
+                                 "application/json");
+               });
+  }
+  /// "HOST:PORT" (port 0: any free port). Errors say why.
+  Status start(const std::string &where) {
+    size_t colon = where.rfind(':');
+    if (colon == std::string::npos || colon == 0)
+      return Error::invalid("--listen '" + where + "': expected HOST:PORT");
+    std::string host = where.substr(0, colon), portText = where.substr(colon + 1);
+    char *end = nullptr;
+    long port = std::strtol(portText.c_str(), &end, 10);
+    if (portText.empty() || *end != '\0' || port < 0 || port > 65535)
+      return Error::invalid("--listen '" + where + "': the port must be 0..65535");
+    int bound = port == 0 ? server.bind_to_any_port(host.c_str())
+                          : (server.bind_to_port(host.c_str(), int(port)) ? int(port) : -1);
+    if (bound < 0)
+      return Error::invalid("cannot listen on " + where +
+                            " (address in use, or not an address of this host)");
+    boundPort = bound;
+    listenHost = host;
+    thread = std::thread([this] { server.listen_after_bind(); });
+    return Status::success();
+  }
+  int port() const { return boundPort; }
+  const std::string &host() const { return listenHost; }
+  ~MetricsServer() {
+    if (thread.joinable()) {
+      server.stop();
+      thread.join();
+    }
+  }
+
+private:
+  const Engine &engine;
+  httplib::Server server;
+  std::thread thread;
+  int boundPort = -1;
+  std::string listenHost;
+};
+
+/// A bar on a terminal, plain lines (every 10%) otherwise.
+class Progress {
+public:
+  Progress(const std::string &mode, int64_t total) : total(total) {
+    bool tty = isatty(STDERR_FILENO);
+    bar = mode == "bar" || (mode == "auto" && tty);
+    lines = mode == "lines" || (mode == "auto" && !tty);
+  }
+  void update(const EngineSnapshot &s) {
+    int64_t done = s.requestsFinished + s.requestsRefused;
+    if (bar) {
+      auto now = std::chrono::steady_clock::now();
+      if (done != total && now - last < std::chrono::milliseconds(100))
+        return;
+      last = now;
+      int width = 30, filled = total ? int(width * done / total) : width;
+      std::fprintf(stderr, "\r[%-*s] %" PRId64 "/%" PRId64 " requests, hit %.1f%%",
+                   width, std::string(size_t(filled), '#').c_str(), done, total,
+                   100 * s.stats.hit());
+      if (done == total)
+        std::fprintf(stderr, "\n");
+    } else if (lines) {
+      int64_t tenth = total ? 10 * done / total : 10;
+      if (tenth > lastTenth) {
+        lastTenth = tenth;
+        std::fprintf(stderr, "pool-serve: %" PRId64 "/%" PRId64
+                             " requests, %" PRId64 " steps, hit %.1f%%\n",
+                     done, total, s.steps, 100 * s.stats.hit());
+      }
+    }
+  }
+
+private:
+  int64_t total;
+  bool bar = false, lines = false;
+  int64_t lastTenth = 0;
+  std::chrono::steady_clock::time_point last{};
+};
+
+int replay(const Args &a) {
+  auto artifact = readArtifactFile(a.artifact);
+  if (!artifact.ok())
+    return fail(artifact.error().message);
+  auto device = openDevice(a.device);
+  if (!device.ok())
+    return fail(device.error().message);
+  ServeOptions o;
+  o.maxNumSeqs = a.maxNumSeqs;
+  o.maxBatchedTokens = a.maxBatchedTokens;
+  o.numSpec = a.numSpec;
+  o.acceptPercent = a.acceptPercent;
+  o.seed = a.seed;
+  o.policy.prefixCaching = !a.noPrefixCache;
+  o.policy.checkpointIntervalTokens = a.interval;
+  o.maxModelLen = a.maxModelLen;
+  auto engine = Engine::create(*artifact, **device, o);
+  if (!engine.ok())
+    return fail(a.artifact + ": " + engine.error().message);
+  Engine &e = **engine;
+  TraceOptions to;
+  to.tokensPerPrefixHash = e.layout().geometry.hashBlockSize;
+  to.prefixOutputTokens = a.prefixOutputTokens;
+  auto trace = loadTrace(a.trace, to);
+  if (!trace.ok())
+    return fail(trace.error().message);
+  std::unique_ptr<MetricsServer> metrics;
+  if (!a.listen.empty()) {
+    metrics = std::make_unique<MetricsServer>(e);
+    Status s = metrics->start(a.listen);
+    if (!s.ok())
+      return fail(s.error().message);
+    std::fprintf(stderr, "pool-serve: metrics on http://%s:%d/metrics\n",
+                 metrics->host().c_str(), metrics->port());
+  }
+  e.submit(*trace);
+  Progress bar(a.progress, int64_t(trace->requests.size()));
+  auto t0 = std::chrono::steady_clock::now();
+  Status ran = e.run([&] { bar.update(e.snapshot()); });
+  double seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  if (!ran.ok())
+    return fail("replay stopped: " + ran.error().message);
+  if (!a.outputs.empty()) {
+    Status w = writeFileAtomically(a.outputs, outputsJsonl(e.outcomes()), "outputs");
+    if (!w.ok())
+      return fail(w.error().message);
+  }
+  std::string summary = summaryJson(a, e, *trace, seconds, (*device)->name());
+  if (!a.summary.empty()) {
+    Status w = writeFileAtomically(a.summary, summary, "summary");
+    if (!w.ok())
+      return fail(w.error().message);
+  }
+  EngineSnapshot s = e.snapshot();
+  std::printf("pool-serve: %" PRId64 " requests (%" PRId64 " refused), %" PRId64
+              " prompt + %" PRId64 " generated tokens, hit %.2f%% (ceiling %.2f%%), "
+              "%" PRId64 " preemptions, %.1f s\n",
+              s.requestsTotal, s.requestsRefused, s.promptTokens, s.generatedTokens,
+              100 * s.stats.hit(),
+              100 * ceilingHitRate(*trace, e.outcomes(), e.layout().geometry.hashBlockSize),
+              s.preemptions, seconds);
+  if (metrics && a.lingerMs > 0)
+    std::this_thread::sleep_for(std::chrono::milliseconds(a.lingerMs));
+  if (std::fflush(stdout) != 0 || std::ferror(stdout))
+    return fail("cannot write standard output");
+  return 0;
+}
+
+} // namespace
+
+int main(int argc, char **argv) {
+  CLI::App app{"pool-serve: serve a compiled .poolpack over a request trace"};
+  app.require_subcommand(1);
+  Args a;
+  CLI::App *rep = app.add_subcommand("replay", "replay a trace through the engine");
+  rep->add_option("trace", a.trace,
+                  "Mooncake JSONL, a shared-prefix trace, or multi-turn[:k=v,...]")
+      ->required();
+  rep->add_option("--artifact", a.artifact, "the compiled .poolpack")->required();
+  rep->add_option("--device", a.device, "host, cuda or hip")
+      ->check(CLI::IsMember({"host", "cuda", "hip"}));
+  rep->add_flag("--no-prefix-cache", a.noPrefixCache, "run every request cold");
+  rep->add_option("--listen", a.listen, "serve /metrics on HOST:PORT (port 0: any)");
+  rep->add_option("--summary", a.summary, "write the JSON summary here (atomically)");
+  rep->add_option("--outputs", a.outputs,
+                  "write one line per request (checksums) here, in trace order");
+  rep->add_option("--num-spec", a.numSpec, "draft tokens per decode step")
+      ->check(CLI::Range(int64_t(0), int64_t(64)));
+  rep->add_option("--accept-percent", a.acceptPercent, "draft acceptance, percent")
+      ->check(CLI::Range(int64_t(0), int64_t(100)));
+  rep->add_option("--max-num-seqs", a.maxNumSeqs,
+                  "requests running at once (default: the artifact's)")
+      ->check(CLI::Range(int64_t(0), int64_t(1) << 20));
+  rep->add_option("--max-batched-tokens", a.maxBatchedTokens, "token budget per step")
+      ->check(CLI::Range(int64_t(1), int64_t(1) << 24));
+  rep->add_option("--checkpoint-interval", a.interval,
+                  "state checkpoint interval in tokens (0: ladder off)")
+      ->check(CLI::Range(int64_t(0), int64_t(1) << 40));
+  rep->add_option("--seed", a.seed, "seed of the draft acceptance");
+  rep->add_option("--prefix-output-tokens", a.prefixOutputTokens,
+                  "output length of shared-prefix trace requests")
+      ->check(CLI::Range(int64_t(1), int64_t(1) << 24));
+  rep->add_option("--max-model-len", a.maxModelLen,
+                  "longest request, prompt + output (0: what the pool holds)")
+      ->check(CLI::Range(int64_t(0), int64_t(1) << 40));
+  rep->add_option("--progress", a.progress, "auto, bar, lines or none")
+      ->check(CLI::IsMember({"auto", "bar", "lines", "none"}));
+  rep->add_option("--linger-ms", a.lingerMs,
+                  "keep serving metrics this long after the replay")
+      ->check(CLI::Range(int64_t(0), int64_t(600000)));
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError &e) {
+    return app.exit(e);
+  }
+  try {
+    return replay(a);
+  } catch (const std::exception &e) {
+    return fail(e.what());
+  }
+}
