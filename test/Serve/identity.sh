@@ -1,0 +1,63 @@
+#!/usr/bin/env bash
+# Bit-identical prefix hits on every bundled model, through pool-serve:
+# a 1,000-request multi-turn trace (follow-ups replay the generated
+# answers), speculative decoding on where the model declares it, replayed
+# with the prefix cache on and off; the two --outputs files must be
+# byte-identical (cmp) while the cache on hits. Then artifacts whose
+# manifest breaks one offset on purpose (mutate_artifact.py) must make the
+# same comparison fail.
+#
+#   identity.sh POOLC POOL_SERVE PYTHONPATH WORKDIR [MODEL.yaml ...]
+set -euo pipefail
+POOLC=$1 SERVE=$2 PYPATH=$3 WORK=$4
+shift 4
+ROOT=$(cd "$(dirname "$0")/../.." && pwd)
+MODELS=("$@")
+[ ${#MODELS[@]} -gt 0 ] || MODELS=("$ROOT"/models/*.yaml)
+TRACE=${TRACE:-multi-turn:conversations=250,turns=4,system-tokens=256,user-max=96,output-max=32}
+mkdir -p "$WORK"
+failed=0
+compare() { # NAME ARTIFACT SPEC EXPECT(same|differ)
+  local name=$1 art=$2 spec=$3 want=$4
+  for pc in on off; do
+    local flag=""
+    [ $pc = off ] && flag=--no-prefix-cache
+    if ! "$SERVE" replay "$TRACE" --artifact "$art" --num-spec "$spec" \
+        --max-num-seqs 12 --checkpoint-interval 256 --progress none $flag \
+        --outputs "$WORK/$name-$pc.jsonl" --summary "$WORK/$name-$pc.json" \
+        > "$WORK/$name-$pc.log" 2>&1; then
+      echo "$name ($pc): pool-serve failed:"; tail -3 "$WORK/$name-$pc.log"
+      [ "$want" = differ ] && return 0
+      failed=1; return 0
+    fi
+  done
+  local hit finished
+  hit=$(python3 -c "import json,sys; print(json.load(open(sys.argv[1]))['hit_rate'])" "$WORK/$name-on.json")
+  finished=$(python3 -c "import json,sys; print(json.load(open(sys.argv[1]))['requests']['finished'])" "$WORK/$name-on.json")
+  if cmp -s "$WORK/$name-on.jsonl" "$WORK/$name-off.jsonl"; then got=same; else got=differ; fi
+  printf '%-40s spec %d  %4d finished  hit %5.1f%%  outputs %s (want %s)\n' \
+    "$name" "$spec" "$finished" "$(python3 -c "print(100*$hit)")" "$got" "$want"
+  if [ "$got" != "$want" ]; then failed=1; fi
+  if [ "$want" = same ] && python3 -c "import sys; sys.exit(0 if $hit > 0 else 1)"; then :; elif [ "$want" = same ]; then
+    echo "  $name: the cache on never hit"; failed=1
+  fi
+}
+for m in "${MODELS[@]}"; do
+  n=$(basename "$m" .yaml)
+  "$POOLC" "$m" --budget 4GiB --max-num-seqs 16 --targets host -o "$WORK/$n.poolpack"
+  spec=$("$POOLC" "$m" --budget 4GiB --max-num-seqs 16 --emit=report | \
+         python3 -c "import json,sys; print(json.load(sys.stdin)['geometry'].get('spec_depth', 0))")
+  compare "$n" "$WORK/$n.poolpack" "$spec" same
+done
+# One offset broken on purpose: the comparison must fail.
+if [ -f "$WORK/deepseek-v4-flash-dspark-fp8.poolpack" ]; then
+  python3 "$ROOT/test/Serve/mutate_artifact.py" "$PYPATH" "$WORK/deepseek-v4-flash-dspark-fp8.poolpack" \
+    "$WORK/v4-moved-field.poolpack" field csa_idx_kv 2600000
+  compare v4-moved-field "$WORK/v4-moved-field.poolpack" 3 differ
+fi
+if [ -f "$WORK/qwen3.5-27b.poolpack" ]; then
+  python3 "$ROOT/test/Serve/mutate_artifact.py" "$PYPATH" "$WORK/qwen3.5-27b.poolpack" \
+    "$WORK/qwen-moved-region.poolpack" region state -4096
+  compare qwen-moved-region "$WORK/qwen-moved-region.poolpack" 0 differ
+fi
+exit $failed
