@@ -757,21 +757,19 @@ std::string blockStopReason(const BlockPool &pool, BlockId top) {
   return why + " and nothing is free to move it into";
 }
 
-} // namespace
-
-Result<BoundaryMove>
-CacheManager::moveBoundary(int64_t targetGroups,
-                           const std::vector<Request *> &live) {
-  if (!boundary_)
-    return Error::invalid("move_boundary: this cache manager has no boundary "
-                          "geometry (not a row-space model)");
-  const PoolBoundaryGeometry &g = *boundary_;
+/// Why a move cannot start: a target outside the rows, PAGE copies still
+/// queued, a live list with a null, unallocated or repeated request, or a
+/// disabled group pool asked to grow. Nothing has changed when it refuses.
+Status checkBoundaryMove(const PoolBoundaryGeometry &g, int64_t targetGroups,
+                         const std::vector<Request *> &live,
+                         const PageUnitCheckpointStore *store,
+                         const StateGroupPool &groupPool) {
   if (targetGroups < 0 || targetGroups > g.heldSlots())
     return Error::invalid("move_boundary: target " + std::to_string(targetGroups) +
                           " groups is outside [0, " +
                           std::to_string(g.heldSlots()) + "] (the slots " +
                           std::to_string(g.planeRows) + " plane rows hold)");
-  if (store_ && !store_->atRest())
+  if (store && !store->atRest())
     return Error{ErrorKind::State,
                  "move_boundary: PAGE checkpoint copies are queued or in "
                  "flight; move the boundary between batches"};
@@ -789,96 +787,103 @@ CacheManager::moveBoundary(int64_t targetGroups,
                             std::to_string(it->second) + " and " +
                             std::to_string(i) + "): it would be re-pointed twice");
   }
-  if (targetGroups > groups_->numGroups() && !groups_->enabled())
+  if (targetGroups > groupPool.numGroups() && !groupPool.enabled())
     return Error{ErrorKind::State,
                  "move_boundary: the state-group pool is disabled (created "
                  "with 0 groups or without prefix caching); it cannot grow"};
+  return Status::success();
+}
 
-  // From here on the move always completes what it started: an internal
-  // failure stops it like a refusal would, and the moves made so far are
-  // still reported and followed.
-  deferEvictions_ = true;
-  deferredEvictions_.clear();
+/// A boundary move under way: what it will report, and whether an internal
+/// failure stopped it.
+struct MoveInProgress {
   BoundaryMove out;
   bool internalFailure = false;
-  auto fail = [&](const Error &e) {
+  void fail(const Error &e) {
     out.stopReason = "internal error: " + e.message;
     internalFailure = true;
-  };
-  MoveChain<BlockId> blockMoves;
-  MoveChain<GroupId> groupMoves;
-  int64_t groups = groups_->numGroups();
-  if (targetGroups > groups) {
-    // Grow the state side: free the rows of the new slots first.
-    int64_t cap = g.blocksFor(targetGroups);
-    while (blocks_->numBlocks() > cap) {
-      std::optional<BlockRetirement> r = blocks_->retireTop();
-      if (!r && store_)
-        r = blocks_->retireTopUnit(PageUnitCheckpointStore::kUnitTag);
-      if (!r) {
-        out.stopReason =
-            blockStopReason(*blocks_, BlockId(blocks_->numBlocks() - 1));
-        break;
-      }
-      ++out.blocksRetired;
-      if (!r->movedTo.valid())
-        continue;
-      blockMoves.add(r->retired, r->movedTo);
-      if (r->unitOwnerId) {
-        Status s = store_->relocateUnit(*r->unitOwnerId, r->unitPiece,
-                                        r->retired, r->movedTo);
-        if (!s.ok()) { // an invariant breach, reported, never half-done
-          fail(s.error());
-          break;
-        }
-        ++out.unitsMoved;
-      }
-    }
-    int64_t reach = std::min(targetGroups, g.groupsFor(blocks_->numBlocks()));
-    if (reach > groups) {
-      Status s = groups_->extend(reach - groups);
-      if (!s.ok())
-        fail(s.error());
-    }
-  } else {
-    // Grow the block side: give back groups from the top.
-    while (groups_->numGroups() > targetGroups) {
-      std::optional<GroupRetirement> r = groups_->retireTop();
-      if (!r) {
-        GroupId top(groups_->numGroups() - 1);
-        out.stopReason = "top group " + std::to_string(top.value) +
-                         (groups_->isPinned(top)
-                              ? " is pinned by a fork reader this pass"
-                              : " is live and no group is free to move it into");
-        break;
-      }
-      ++out.groupsRetired;
-      if (r->heldCheckpoint && !r->relocatedTo.valid())
-        ++out.checkpointsSpent;
-      if (!r->relocatedTo.valid())
-        continue;
-      if (r->heldCheckpoint)
-        ++out.checkpointsRehomed;
-      if (groupMoves.add(r->retired, r->relocatedTo)) {
-        // The group a checkpoint was re-homed into was spent again.
-        --out.checkpointsRehomed;
-        ++out.checkpointsSpent;
-      }
-      if (store_)
-        store_->relocateSlot(SlotIndex(r->retired.value),
-                             SlotIndex(r->relocatedTo.value));
-    }
   }
-  // Rows not enough for a whole slot go back to the block pool.
-  int64_t blockCap = g.blocksFor(groups_->numGroups());
-  if (blocks_->numBlocks() < blockCap) {
-    auto grown = blocks_->extend(blockCap - blocks_->numBlocks());
-    if (!grown.ok())
-      fail(grown.error());
-  }
+};
 
-  blockMoves.seal();
-  groupMoves.seal();
+/// Grow the state side: free the rows of the new slots first (retiring
+/// blocks from the top, moving live ones and PAGE units down), then add the
+/// groups the freed rows hold.
+void growStateSide(const PoolBoundaryGeometry &g, int64_t targetGroups,
+                   BlockPool &blockPool, StateGroupPool &groupPool,
+                   PageUnitCheckpointStore *store, MoveInProgress &move,
+                   MoveChain<BlockId> &blockMoves) {
+  BoundaryMove &out = move.out;
+  int64_t groups = groupPool.numGroups();
+  int64_t cap = g.blocksFor(targetGroups);
+  while (blockPool.numBlocks() > cap) {
+    std::optional<BlockRetirement> r = blockPool.retireTop();
+    if (!r && store)
+      r = blockPool.retireTopUnit(PageUnitCheckpointStore::kUnitTag);
+    if (!r) {
+      out.stopReason =
+          blockStopReason(blockPool, BlockId(blockPool.numBlocks() - 1));
+      break;
+    }
+    ++out.blocksRetired;
+    if (!r->movedTo.valid())
+      continue;
+    blockMoves.add(r->retired, r->movedTo);
+    if (r->unitOwnerId) {
+      Status s = store->relocateUnit(*r->unitOwnerId, r->unitPiece, r->retired,
+                                     r->movedTo);
+      if (!s.ok()) { // an invariant breach, reported, never half-done
+        move.fail(s.error());
+        break;
+      }
+      ++out.unitsMoved;
+    }
+  }
+  int64_t reach = std::min(targetGroups, g.groupsFor(blockPool.numBlocks()));
+  if (reach > groups) {
+    Status s = groupPool.extend(reach - groups);
+    if (!s.ok())
+      move.fail(s.error());
+  }
+}
+
+/// Grow the block side: give back groups from the top, re-homing the live
+/// ones (and their checkpoints) into free groups below.
+void growBlockSide(int64_t targetGroups, StateGroupPool &groupPool,
+                   PageUnitCheckpointStore *store, BoundaryMove &out,
+                   MoveChain<GroupId> &groupMoves) {
+  while (groupPool.numGroups() > targetGroups) {
+    std::optional<GroupRetirement> r = groupPool.retireTop();
+    if (!r) {
+      GroupId top(groupPool.numGroups() - 1);
+      out.stopReason = "top group " + std::to_string(top.value) +
+                       (groupPool.isPinned(top)
+                            ? " is pinned by a fork reader this pass"
+                            : " is live and no group is free to move it into");
+      break;
+    }
+    ++out.groupsRetired;
+    if (r->heldCheckpoint && !r->relocatedTo.valid())
+      ++out.checkpointsSpent;
+    if (!r->relocatedTo.valid())
+      continue;
+    if (r->heldCheckpoint)
+      ++out.checkpointsRehomed;
+    if (groupMoves.add(r->retired, r->relocatedTo)) {
+      // The group a checkpoint was re-homed into was spent again.
+      --out.checkpointsRehomed;
+      ++out.checkpointsSpent;
+    }
+    if (store)
+      store->relocateSlot(SlotIndex(r->retired.value),
+                          SlotIndex(r->relocatedTo.value));
+  }
+}
+
+/// Point every live request's block table, group and fork source at where
+/// the (sealed) moves put them.
+void repointLive(const std::vector<Request *> &live,
+                 const MoveChain<BlockId> &blockMoves,
+                 const MoveChain<GroupId> &groupMoves, BoundaryMove &out) {
   for (Request *r : live) {
     for (BlockId &b : r->blockTable) {
       BlockId to = blockMoves.follow(b);
@@ -890,13 +895,15 @@ CacheManager::moveBoundary(int64_t targetGroups,
     r->state.group = groupMoves.follow(r->state.group);
     r->state.forkSource = groupMoves.follow(r->state.forkSource);
   }
-  // Every record names its units' new ids now: drop the checkpoints whose
-  // blocks the moves evicted.
-  deferEvictions_ = false;
-  std::vector<BlockHash> evicted;
-  evicted.swap(deferredEvictions_);
-  for (BlockHash h : evicted)
-    dropCheckpointOf(h);
+}
+
+/// The byte moves as the copy kernels' id pairs (slots by physical
+/// position), the counts after the move, and why it stopped short.
+void reportMove(const PoolBoundaryGeometry &g, int64_t targetGroups,
+                MoveChain<BlockId> &blockMoves,
+                const MoveChain<GroupId> &groupMoves, MoveInProgress &move,
+                int64_t numBlocks, int64_t numGroups) {
+  BoundaryMove &out = move.out;
   out.blockMoves = std::move(blockMoves.moves);
   for (auto &m : out.blockMoves) {
     out.blockCopyIds.push_back(m.first.value);
@@ -907,16 +914,65 @@ CacheManager::moveBoundary(int64_t targetGroups,
     out.slotCopyIds.push_back(g.physicalSlot(m.first));
     out.slotCopyIds.push_back(g.physicalSlot(m.second));
   }
-  out.numBlocks = blocks_->numBlocks();
-  out.numGroups = groups_->numGroups();
-  out.reachedTarget = out.numGroups == targetGroups && !internalFailure;
+  out.numBlocks = numBlocks;
+  out.numGroups = numGroups;
+  out.reachedTarget = out.numGroups == targetGroups && !move.internalFailure;
   if (out.reachedTarget)
     out.stopReason.clear();
   else if (out.stopReason.empty())
     out.stopReason = "the rows above " + std::to_string(out.numBlocks) +
                      " blocks hold " + std::to_string(g.groupsFor(out.numBlocks)) +
                      " slots";
-  return out;
+}
+
+} // namespace
+
+Result<BoundaryMove>
+CacheManager::moveBoundary(int64_t targetGroups,
+                           const std::vector<Request *> &live) {
+  if (!boundary_)
+    return Error::invalid("move_boundary: this cache manager has no boundary "
+                          "geometry (not a row-space model)");
+  const PoolBoundaryGeometry &g = *boundary_;
+  Status refused =
+      checkBoundaryMove(g, targetGroups, live, store_.get(), *groups_);
+  if (!refused.ok())
+    return refused.error();
+
+  // From here on the move always completes what it started: an internal
+  // failure stops it like a refusal would, and the moves made so far are
+  // still reported and followed.
+  deferEvictions_ = true;
+  deferredEvictions_.clear();
+  MoveInProgress move;
+  MoveChain<BlockId> blockMoves;
+  MoveChain<GroupId> groupMoves;
+  if (targetGroups > groups_->numGroups())
+    growStateSide(g, targetGroups, *blocks_, *groups_, store_.get(), move,
+                  blockMoves);
+  else
+    growBlockSide(targetGroups, *groups_, store_.get(), move.out, groupMoves);
+  // Rows not enough for a whole slot go back to the block pool.
+  int64_t blockCap = g.blocksFor(groups_->numGroups());
+  if (blocks_->numBlocks() < blockCap) {
+    auto grown = blocks_->extend(blockCap - blocks_->numBlocks());
+    if (!grown.ok())
+      move.fail(grown.error());
+  }
+
+  blockMoves.seal();
+  groupMoves.seal();
+  repointLive(live, blockMoves, groupMoves, move.out);
+  // Every record names its units' new ids now: drop the checkpoints whose
+  // blocks the moves evicted.
+  deferEvictions_ = false;
+  std::vector<BlockHash> evicted;
+  evicted.swap(deferredEvictions_);
+  for (BlockHash h : evicted)
+    dropCheckpointOf(h);
+  reportMove(g, targetGroups, blockMoves, groupMoves, move,
+             blocks_->numBlocks(), groups_->numGroups());
+  return std::move(move.out);
 }
 
 } // namespace poolrt

@@ -86,11 +86,8 @@ std::vector<int64_t> tokenList(py::handle h, const char *where) {
   return out;
 }
 
-} // namespace
-
-PYBIND11_MODULE(poolrt, m) {
-  m.doc() = "libpoolrt: pools, cache manager and kernels of a compiled poolc artifact";
-
+/// The module-level functions: backends, the artifact container, block hashes.
+void bindArtifactFunctions(py::module_ &m) {
   m.def("probe_backends", [] {
     py::list out;
     for (const BackendInfo &b : probeBackends())
@@ -138,14 +135,18 @@ PYBIND11_MODULE(poolrt, m) {
     return hashBlock(p, tokens.data(), tokens.size());
   }, py::arg("parent"), py::arg("tokens"),
      "Chained XXH64 of one hash block (parent None for the first)");
+}
 
+void bindStateTransfer(py::module_ &m) {
   py::class_<StateTransfer>(m, "StateTransfer")
       .def_static("none", &StateTransfer::none)
       .def_static("fork", [](int64_t n) { return take(StateTransfer::fork(n)); })
       .def_static("copy", [](const std::string &id) { return take(StateTransfer::copy(id)); })
       .def_property_readonly("successor_room", &StateTransfer::successorRoom)
       .def("__repr__", &StateTransfer::toWire);
+}
 
+void bindBlockPool(py::module_ &m) {
   py::class_<BlockPool>(m, "BlockPool")
       .def(py::init([](int64_t n) { return take(BlockPool::create(n)); }), py::arg("num_blocks"))
       .def_property_readonly("num_blocks", &BlockPool::numBlocks)
@@ -163,7 +164,10 @@ PYBIND11_MODULE(poolrt, m) {
       .def("ref_count", [](const BlockPool &p, int32_t b) { return take(p.refCount(BlockId(b))); },
            py::arg("block"), "KeyError for an id the pool never had")
       .def("invariants_hold", &BlockPool::invariantsHold);
+}
 
+/// Needs StateTransfer bound first: its default argument is converted here.
+void bindStateGroupPool(py::module_ &m) {
   py::class_<StateGroupPool>(m, "StateGroupPool")
       .def(py::init([](int64_t n, StateTransfer t, int64_t hbs) {
              return take(StateGroupPool::create(n, t, hbs));
@@ -177,7 +181,9 @@ PYBIND11_MODULE(poolrt, m) {
       .def("index", [](StateGroupPool &p, BlockHash h, int32_t g) { check(p.index(h, GroupId(g))); })
       .def("lookup_group", [](const StateGroupPool &p, BlockHash h) { return p.lookupGroup(h).value; })
       .def("release_pins", &StateGroupPool::releasePins);
+}
 
+void bindRequest(py::module_ &m) {
   py::class_<Request>(m, "Request")
       .def(py::init([](py::object prompt) {
              Request r;
@@ -204,40 +210,91 @@ PYBIND11_MODULE(poolrt, m) {
           ids.push_back(b.value);
         return ids;
       });
+}
 
+/// CacheManager(boundary=...): the row-space geometry from a dict, each key
+/// required and an int, named in the error when it is not.
+PoolBoundaryGeometry boundaryArg(py::object boundary) {
+  if (!py::isinstance<py::dict>(boundary))
+    throw py::type_error("CacheManager: boundary must be a dict, got " +
+                         typeName(boundary));
+  py::dict b = boundary.cast<py::dict>();
+  auto field = [&](const char *key) {
+    if (!b.contains(key))
+      throw py::value_error(std::string("CacheManager: boundary "
+                                        "needs the key '") + key + "'");
+    return castArg<int64_t>(b[key], std::string("CacheManager: boundary['") +
+                                        key + "']", "an int");
+  };
+  PoolBoundaryGeometry g;
+  g.envelopeRows = field("envelope_rows");
+  g.slotRows = field("slot_rows");
+  g.planeRows = field("plane_rows");
+  g.slotPositions = field("slot_positions");
+  g.maxBlocks = field("max_blocks");
+  return g;
+}
+
+std::unique_ptr<CacheManager>
+makeCacheManager(int64_t blockSize, int64_t numBlocks, int64_t numGroups,
+                 StateTransfer transfer, int64_t interval, bool prefixCaching,
+                 py::object boundary) {
+  CacheManagerConfig c;
+  if (!boundary.is_none())
+    c.boundary = boundaryArg(boundary);
+  c.blockSize = blockSize;
+  c.numBlocks = numBlocks;
+  c.numGroups = numGroups;
+  c.transfer = transfer;
+  c.policy.checkpointIntervalTokens = interval;
+  c.policy.prefixCaching = prefixCaching;
+  return take(CacheManager::create(c));
+}
+
+py::dict boundaryMoveDict(const BoundaryMove &mv) {
+  py::dict d;
+  d["num_blocks"] = mv.numBlocks;
+  d["num_groups"] = mv.numGroups;
+  d["reached_target"] = mv.reachedTarget;
+  d["stop_reason"] = mv.stopReason;
+  d["block_copy_ids"] = mv.blockCopyIds;
+  d["slot_copy_ids"] = mv.slotCopyIds;
+  d["units_moved"] = mv.unitsMoved;
+  d["table_entries_repointed"] = mv.tableEntriesRepointed;
+  return d;
+}
+
+py::dict funnelDict(const CacheFunnel &f) {
+  py::dict d;
+  d["demands_recorded"] = f.demandsRecorded;
+  d["demands_declined_no_room"] = f.demandsDeclinedNoRoom;
+  d["chunks_cut_for_demand"] = f.chunksCutForDemand;
+  d["checkpoints_kept"] = f.fates.kept;
+  d["checkpoints_dropped"] = f.fates.dropped;
+  d["checkpoints_evicted"] = f.fates.evicted;
+  d["checkpoints_orphaned"] = f.fates.orphaned;
+  d["blocks_evicted"] = f.blocksEvicted;
+  return d;
+}
+
+py::dict statsDict(const CacheStats &s) {
+  py::dict d;
+  d["requests"] = s.requests;
+  d["full_tokens"] = s.fullTokens;
+  d["cached_tokens"] = s.cachedTokens;
+  d["wanted_tokens"] = s.wantedTokens;
+  d["compressed_tokens"] = s.compressedTokens;
+  d["hit"] = s.hit();
+  d["compressed_hit"] = s.compressedHit();
+  d["lost_to_checkpoint"] = s.lostToCheckpoint();
+  d["lost_unrecoverable"] = s.lostUnrecoverable();
+  return d;
+}
+
+/// Needs StateTransfer bound first: its default argument is converted here.
+void bindCacheManager(py::module_ &m) {
   py::class_<CacheManager>(m, "CacheManager")
-      .def(py::init([](int64_t blockSize, int64_t numBlocks, int64_t numGroups,
-                       StateTransfer transfer, int64_t interval, bool prefixCaching,
-                       py::object boundary) {
-             CacheManagerConfig c;
-             if (!boundary.is_none()) {
-               if (!py::isinstance<py::dict>(boundary))
-                 throw py::type_error("CacheManager: boundary must be a dict, got " +
-                                      typeName(boundary));
-               py::dict b = boundary.cast<py::dict>();
-               auto field = [&](const char *key) {
-                 if (!b.contains(key))
-                   throw py::value_error(std::string("CacheManager: boundary "
-                                                     "needs the key '") + key + "'");
-                 return castArg<int64_t>(b[key], std::string("CacheManager: boundary['") +
-                                                     key + "']", "an int");
-               };
-               PoolBoundaryGeometry g;
-               g.envelopeRows = field("envelope_rows");
-               g.slotRows = field("slot_rows");
-               g.planeRows = field("plane_rows");
-               g.slotPositions = field("slot_positions");
-               g.maxBlocks = field("max_blocks");
-               c.boundary = g;
-             }
-             c.blockSize = blockSize;
-             c.numBlocks = numBlocks;
-             c.numGroups = numGroups;
-             c.transfer = transfer;
-             c.policy.checkpointIntervalTokens = interval;
-             c.policy.prefixCaching = prefixCaching;
-             return take(CacheManager::create(c));
-           }),
+      .def(py::init(&makeCacheManager),
            py::arg("block_size"), py::arg("num_blocks"), py::arg("num_groups") = 0,
            py::arg("transfer") = StateTransfer::none(), py::arg("interval") = kDefaultCheckpointInterval,
            py::arg("prefix_caching") = true, py::arg("boundary") = py::none(),
@@ -257,17 +314,7 @@ PYBIND11_MODULE(poolrt, m) {
         for (size_t i = 0; i < live.size(); ++i)
           ptrs.push_back(&requestArg(live[i], "move_boundary: live[" +
                                                   std::to_string(i) + "]"));
-        BoundaryMove mv = take(m.moveBoundary(target, ptrs));
-        py::dict d;
-        d["num_blocks"] = mv.numBlocks;
-        d["num_groups"] = mv.numGroups;
-        d["reached_target"] = mv.reachedTarget;
-        d["stop_reason"] = mv.stopReason;
-        d["block_copy_ids"] = mv.blockCopyIds;
-        d["slot_copy_ids"] = mv.slotCopyIds;
-        d["units_moved"] = mv.unitsMoved;
-        d["table_entries_repointed"] = mv.tableEntriesRepointed;
-        return d;
+        return boundaryMoveDict(take(m.moveBoundary(target, ptrs)));
       }, py::arg("target_groups"), py::arg("live"),
          "Re-split the rows blocks and slots share; returns the byte moves "
          "(block_copy / slot_copy id pairs) to run before the next forward")
@@ -292,32 +339,23 @@ PYBIND11_MODULE(poolrt, m) {
         return m.checkpointLimit(requestArg(r, "checkpoint_limit: request"));
       }, py::arg("request"))
       .def("complete_previous_state_batch", &CacheManager::completePreviousStateBatch)
-      .def("funnel", [](const CacheManager &m) {
-        CacheFunnel f = m.funnel();
-        py::dict d;
-        d["demands_recorded"] = f.demandsRecorded;
-        d["demands_declined_no_room"] = f.demandsDeclinedNoRoom;
-        d["chunks_cut_for_demand"] = f.chunksCutForDemand;
-        d["checkpoints_kept"] = f.fates.kept;
-        d["checkpoints_dropped"] = f.fates.dropped;
-        d["checkpoints_evicted"] = f.fates.evicted;
-        d["checkpoints_orphaned"] = f.fates.orphaned;
-        d["blocks_evicted"] = f.blocksEvicted;
-        return d;
-      }, "Counters that merge across ranks by summation")
-      .def("stats", [](const CacheManager &m) {
-        const CacheStats &s = m.stats();
-        py::dict d;
-        d["requests"] = s.requests;
-        d["full_tokens"] = s.fullTokens;
-        d["cached_tokens"] = s.cachedTokens;
-        d["wanted_tokens"] = s.wantedTokens;
-        d["compressed_tokens"] = s.compressedTokens;
-        d["hit"] = s.hit();
-        d["compressed_hit"] = s.compressedHit();
-        d["lost_to_checkpoint"] = s.lostToCheckpoint();
-        d["lost_unrecoverable"] = s.lostUnrecoverable();
-        return d;
-      }, "Prefix-cache statistics over admitted prefills (spec 10.4); the "
-         "token counters merge across ranks by summation");
+      .def("funnel", [](const CacheManager &m) { return funnelDict(m.funnel()); },
+           "Counters that merge across ranks by summation")
+      .def("stats", [](const CacheManager &m) { return statsDict(m.stats()); },
+           "Prefix-cache statistics over admitted prefills (spec 10.4); the "
+           "token counters merge across ranks by summation");
+}
+
+} // namespace
+
+// Classes in dependency order: a default argument or a cast of a bound type
+// needs that type registered first.
+PYBIND11_MODULE(poolrt, m) {
+  m.doc() = "libpoolrt: pools, cache manager and kernels of a compiled poolc artifact";
+  bindArtifactFunctions(m);
+  bindStateTransfer(m);
+  bindBlockPool(m);
+  bindStateGroupPool(m);
+  bindRequest(m);
+  bindCacheManager(m);
 }

@@ -57,18 +57,25 @@ std::vector<uint8_t> pattern(uint64_t offset, uint64_t n, uint64_t seed) {
   return v;
 }
 
-void suite(Device &dev, const Artifact &artifact, const KernelSet &ks) {
-  std::string tag = std::string("[") + dev.name() + "] ";
-  auto arenaOr = dev.allocate(uint64_t(ks.allocationBytes()));
-  expect(arenaOr.ok(), tag + "allocate the arena of " +
-                           std::to_string(ks.allocationBytes()) + " bytes" +
-                           (arenaOr.ok() ? "" : ": " + arenaOr.error().message));
-  if (!arenaOr.ok())
-    return;
-  DevicePtr arena = *arenaOr;
-  uint64_t size = uint64_t(ks.allocationBytes());
+/// What the check groups of one backend's run share: the device, the tag
+/// that opens each of its messages, the artifact's kernels, the arena and
+/// the staging buffer (null when it could not be allocated).
+struct SuiteContext {
+  Device &dev;
+  const KernelSet &ks;
+  std::string tag;
+  DevicePtr arena;
+  uint64_t size;
+  DevicePtr staging;
+};
 
-  // Round trips at the front and at the very end of the arena.
+/// Round trips at the front, the middle and the very end of the arena (past
+/// 4 GiB on a large layout), a fill and a device-to-device copy.
+void checkByteMoves(const SuiteContext &ctx) {
+  Device &dev = ctx.dev;
+  DevicePtr arena = ctx.arena;
+  uint64_t size = ctx.size;
+  const std::string &tag = ctx.tag;
   for (uint64_t off : {uint64_t(0), size / 2, size - 4096}) {
     auto data = pattern(off, 4096, 7);
     expectOk(dev.copyToDevice(arena + off, data.data(), data.size()),
@@ -88,9 +95,12 @@ void suite(Device &dev, const Artifact &artifact, const KernelSet &ks) {
   std::vector<uint8_t> moved(4096);
   expectOk(dev.copyFromDevice(moved.data(), arena + (size - 12288), 4096), tag + "read copy");
   expect(moved == pattern(size - 4096, 4096, 7), tag + "device-to-device copy moves bytes");
+}
 
-  expectOk(dev.loadKernels(artifact), tag + "load " + dev.codeSection());
-  KernelLauncher launcher(dev, arena);
+/// Room for three items of the kernel with the widest staging side, and at
+/// least a page.
+DevicePtr allocateStaging(Device &dev, const KernelSet &ks,
+                          const std::string &tag) {
   int64_t maxStaging = 0;
   for (const KernelInfo &k : ks.kernels())
     maxStaging = std::max<int64_t>(maxStaging, k.stagingStride * 3);
@@ -102,149 +112,181 @@ void suite(Device &dev, const Artifact &artifact, const KernelSet &ks) {
     if (s.ok())
       staging = *s;
   }
-  for (const KernelInfo &k : ks.kernels()) {
-    // Three items; every position takes the next id from the top of its
-    // entity's range (slots sit at the top of a row space, far into the
-    // arena), so no entity repeats in the batch.
-    size_t per = k.idTuple.size();
-    std::vector<std::string> entities;
-    std::vector<int64_t> perEntity, rangeOf;
+  return staging;
+}
+
+/// One kernel through the validating launcher: sources filled with
+/// deterministic bytes, destinations poisoned, every segment compared after.
+void checkKernelMovesBytes(const SuiteContext &ctx, KernelLauncher &launcher,
+                           const KernelInfo &k) {
+  Device &dev = ctx.dev;
+  DevicePtr arena = ctx.arena, staging = ctx.staging;
+  const std::string &tag = ctx.tag;
+  // Three items; every position takes the next id from the top of its
+  // entity's range (slots sit at the top of a row space, far into the
+  // arena), so no entity repeats in the batch.
+  size_t per = k.idTuple.size();
+  std::vector<std::string> entities;
+  std::vector<int64_t> perEntity, rangeOf;
+  for (const KernelIdSlot &slot : k.idTuple) {
+    auto it = std::find(entities.begin(), entities.end(), slot.entity);
+    if (it == entities.end()) {
+      entities.push_back(slot.entity);
+      perEntity.push_back(1);
+      rangeOf.push_back(slot.idMax);
+    } else {
+      ++perEntity[size_t(it - entities.begin())];
+    }
+  }
+  int64_t items = 3;
+  for (size_t e = 0; e < entities.size(); ++e)
+    items = std::min<int64_t>(items, rangeOf[e] / perEntity[e]);
+  if (items <= 0 || per == 0)
+    return;
+  std::vector<int32_t> ids;
+  std::vector<int64_t> taken(entities.size(), 0);
+  for (int64_t i = 0; i < items; ++i)
     for (const KernelIdSlot &slot : k.idTuple) {
-      auto it = std::find(entities.begin(), entities.end(), slot.entity);
-      if (it == entities.end()) {
-        entities.push_back(slot.entity);
-        perEntity.push_back(1);
-        rangeOf.push_back(slot.idMax);
-      } else {
-        ++perEntity[size_t(it - entities.begin())];
+      size_t e =
+          size_t(std::find(entities.begin(), entities.end(), slot.entity) -
+                 entities.begin());
+      ids.push_back(int32_t(slot.idMax - 1 - taken[e]++));
+    }
+  auto idOf = [&](int64_t item, const KernelSegment &seg, bool src) -> int64_t {
+    int index = src ? seg.srcId : seg.dstId;
+    return index < 0 ? item : ids[size_t(item) * per + size_t(index)];
+  };
+  // Sources: deterministic bytes. Destinations: poison.
+  for (int64_t i = 0; i < items; ++i)
+    for (const KernelSegment &seg : k.segments) {
+      uint64_t s = uint64_t(idOf(i, seg, true) * seg.srcStride + seg.srcOff);
+      uint64_t d = uint64_t(idOf(i, seg, false) * seg.dstStride + seg.dstOff);
+      DevicePtr sb = k.srcIsStaging ? staging : arena;
+      DevicePtr db = k.dstIsStaging ? staging : arena;
+      (void)dev.fill(db + d, 0xA5, uint64_t(seg.bytes));
+      auto data = pattern(s, uint64_t(seg.bytes), k.srcIsStaging ? 3 : 1);
+      (void)dev.copyToDevice(sb + s, data.data(), data.size());
+    }
+  Status run = launcher.run(k, ids, staging);
+  expectOk(run, tag + "launch " + k.name);
+  expectOk(dev.synchronize(), tag + "synchronize after " + k.name);
+  bool same = run.ok();
+  for (int64_t i = 0; i < items && same; ++i)
+    for (const KernelSegment &seg : k.segments) {
+      uint64_t s = uint64_t(idOf(i, seg, true) * seg.srcStride + seg.srcOff);
+      uint64_t d = uint64_t(idOf(i, seg, false) * seg.dstStride + seg.dstOff);
+      std::vector<uint8_t> got(size_t(seg.bytes));
+      (void)dev.copyFromDevice(
+          got.data(), (k.dstIsStaging ? staging : arena) + d, got.size());
+      if (got != pattern(s, uint64_t(seg.bytes), k.srcIsStaging ? 3 : 1)) {
+        same = false;
+        break;
       }
     }
-    int64_t items = 3;
-    for (size_t e = 0; e < entities.size(); ++e)
-      items = std::min<int64_t>(items, rangeOf[e] / perEntity[e]);
-    if (items <= 0 || per == 0)
-      continue;
-    std::vector<int32_t> ids;
-    std::vector<int64_t> taken(entities.size(), 0);
-    for (int64_t i = 0; i < items; ++i)
-      for (const KernelIdSlot &slot : k.idTuple) {
-        size_t e =
-            size_t(std::find(entities.begin(), entities.end(), slot.entity) -
-                   entities.begin());
-        ids.push_back(int32_t(slot.idMax - 1 - taken[e]++));
-      }
-    auto idOf = [&](int64_t item, const KernelSegment &seg,
-                    bool src) -> int64_t {
-      int index = src ? seg.srcId : seg.dstId;
-      return index < 0 ? item : ids[size_t(item) * per + size_t(index)];
-    };
-    // Sources: deterministic bytes. Destinations: poison.
-    for (int64_t i = 0; i < items; ++i)
-      for (const KernelSegment &seg : k.segments) {
-        uint64_t s = uint64_t(idOf(i, seg, true) * seg.srcStride + seg.srcOff);
-        uint64_t d = uint64_t(idOf(i, seg, false) * seg.dstStride + seg.dstOff);
-        DevicePtr sb = k.srcIsStaging ? staging : arena;
-        DevicePtr db = k.dstIsStaging ? staging : arena;
-        (void)dev.fill(db + d, 0xA5, uint64_t(seg.bytes));
-        auto data = pattern(s, uint64_t(seg.bytes), k.srcIsStaging ? 3 : 1);
-        (void)dev.copyToDevice(sb + s, data.data(), data.size());
-      }
-    Status run = launcher.run(k, ids, staging);
-    expectOk(run, tag + "launch " + k.name);
-    expectOk(dev.synchronize(), tag + "synchronize after " + k.name);
-    bool same = run.ok();
-    for (int64_t i = 0; i < items && same; ++i)
-      for (const KernelSegment &seg : k.segments) {
-        uint64_t s = uint64_t(idOf(i, seg, true) * seg.srcStride + seg.srcOff);
-        uint64_t d = uint64_t(idOf(i, seg, false) * seg.dstStride + seg.dstOff);
-        std::vector<uint8_t> got(size_t(seg.bytes));
-        (void)dev.copyFromDevice(got.data(), (k.dstIsStaging ? staging : arena) + d,
-                                 got.size());
-        if (got != pattern(s, uint64_t(seg.bytes), k.srcIsStaging ? 3 : 1)) {
-          same = false;
-          break;
-        }
-      }
-    expect(same, tag + k.name + " moves every segment's bytes");
+  expect(same, tag + k.name + " moves every segment's bytes");
+}
+
+/// A checkpoint keep -> resume round trip: gather slot A's image into
+/// staging (keep), scatter it into a poisoned slot B (resume), gather B
+/// again: the two images must be byte-identical.
+void checkStagedRoundTrip(const SuiteContext &ctx, KernelLauncher &launcher) {
+  Device &dev = ctx.dev;
+  DevicePtr arena = ctx.arena, staging = ctx.staging;
+  const std::string &tag = ctx.tag;
+  const KernelInfo *gather = ctx.ks.byKind("image_gather");
+  const KernelInfo *scatter = ctx.ks.byKind("image_scatter");
+  if (!(gather && scatter && gather->idMax >= 2 && staging))
+    return;
+  int32_t a = int32_t(gather->idMax - 1), b = int32_t(gather->idMax - 2);
+  for (const KernelSegment &seg : gather->segments) {
+    auto data = pattern(uint64_t(a * seg.srcStride + seg.srcOff),
+                        uint64_t(seg.bytes), 11);
+    (void)dev.copyToDevice(arena + uint64_t(a * seg.srcStride + seg.srcOff),
+                           data.data(), data.size());
+    (void)dev.fill(arena + uint64_t(b * seg.srcStride + seg.srcOff), 0xA5,
+                   uint64_t(seg.bytes));
   }
-  // A checkpoint keep -> resume round trip: gather slot A's image into
-  // staging (keep), scatter it into a poisoned slot B (resume), gather B
-  // again: the two images must be byte-identical.
-  const KernelInfo *gather = ks.byKind("image_gather");
-  const KernelInfo *scatter = ks.byKind("image_scatter");
-  if (gather && scatter && gather->idMax >= 2 && staging) {
-    int32_t a = int32_t(gather->idMax - 1), b = int32_t(gather->idMax - 2);
-    for (const KernelSegment &seg : gather->segments) {
-      auto data = pattern(uint64_t(a * seg.srcStride + seg.srcOff), uint64_t(seg.bytes), 11);
-      (void)dev.copyToDevice(arena + uint64_t(a * seg.srcStride + seg.srcOff),
-                             data.data(), data.size());
-      (void)dev.fill(arena + uint64_t(b * seg.srcStride + seg.srcOff), 0xA5,
-                     uint64_t(seg.bytes));
-    }
-    uint64_t image = uint64_t(gather->stagingStride);
-    expectOk(launcher.run(*gather, {a}, staging), tag + "keep: gather slot image");
-    expectOk(launcher.run(*scatter, {b}, staging), tag + "resume: scatter into another slot");
-    expectOk(launcher.run(*gather, {b}, staging + image), tag + "gather the resumed slot");
-    expectOk(dev.synchronize(), tag + "synchronize the round trip");
-    std::vector<uint8_t> kept(image), resumed(image);
-    (void)dev.copyFromDevice(kept.data(), staging, image);
-    (void)dev.copyFromDevice(resumed.data(), staging + image, image);
-    expect(kept == resumed, tag + "checkpoint keep -> resume round trip is byte-identical (" +
-                                std::to_string(image) + " bytes)");
+  uint64_t image = uint64_t(gather->stagingStride);
+  expectOk(launcher.run(*gather, {a}, staging),
+           tag + "keep: gather slot image");
+  expectOk(launcher.run(*scatter, {b}, staging),
+           tag + "resume: scatter into another slot");
+  expectOk(launcher.run(*gather, {b}, staging + image),
+           tag + "gather the resumed slot");
+  expectOk(dev.synchronize(), tag + "synchronize the round trip");
+  std::vector<uint8_t> kept(image), resumed(image);
+  (void)dev.copyFromDevice(kept.data(), staging, image);
+  (void)dev.copyFromDevice(resumed.data(), staging + image, image);
+  expect(kept == resumed,
+         tag + "checkpoint keep -> resume round trip is byte-identical (" +
+             std::to_string(image) + " bytes)");
+}
+
+/// The same round trip through PAGE units, no staging: store slot A's
+/// image into units (a copy checkpoint kept), restore the units into a
+/// poisoned slot B (resumed), gather both: the images must be identical.
+/// Then the store's refusals: a unit twice, a unit past the range, two
+/// stores into the same units.
+void checkPageUnitRoundTrip(const SuiteContext &ctx, KernelLauncher &launcher) {
+  Device &dev = ctx.dev;
+  DevicePtr arena = ctx.arena, staging = ctx.staging;
+  const std::string &tag = ctx.tag;
+  const KernelInfo *gather = ctx.ks.byKind("image_gather");
+  const KernelInfo *store = ctx.ks.byKind("image_store");
+  const KernelInfo *restore = ctx.ks.byKind("image_restore");
+  if (!(store && restore && gather && staging && store->idTuple.size() >= 2 &&
+        store->idTuple[0].idMax >= 2 &&
+        store->idTuple[1].idMax >= int64_t(store->idTuple.size())))
+    return;
+  int32_t a = int32_t(store->idTuple[0].idMax - 1), b = a - 1;
+  std::vector<int32_t> keep{a}, resume{b};
+  for (size_t u = 1; u < store->idTuple.size(); ++u) {
+    int32_t unit = int32_t(store->idTuple[u].idMax - 1 - int64_t(u));
+    keep.push_back(unit);
+    resume.push_back(unit);
   }
-  // The same round trip through PAGE units, no staging: store slot A's
-  // image into units (a copy checkpoint kept), restore the units into a
-  // poisoned slot B (resumed), gather both: the images must be identical.
-  const KernelInfo *store = ks.byKind("image_store");
-  const KernelInfo *restore = ks.byKind("image_restore");
-  if (store && restore && gather && staging && store->idTuple.size() >= 2 &&
-      store->idTuple[0].idMax >= 2 &&
-      store->idTuple[1].idMax >= int64_t(store->idTuple.size())) {
-    int32_t a = int32_t(store->idTuple[0].idMax - 1), b = a - 1;
-    std::vector<int32_t> keep{a}, resume{b};
-    for (size_t u = 1; u < store->idTuple.size(); ++u) {
-      int32_t unit = int32_t(store->idTuple[u].idMax - 1 - int64_t(u));
-      keep.push_back(unit);
-      resume.push_back(unit);
-    }
-    for (const KernelSegment &seg : gather->segments) {
-      auto data = pattern(uint64_t(a * seg.srcStride + seg.srcOff),
-                          uint64_t(seg.bytes), 13);
-      (void)dev.copyToDevice(arena + uint64_t(a * seg.srcStride + seg.srcOff),
-                             data.data(), data.size());
-      (void)dev.fill(arena + uint64_t(b * seg.srcStride + seg.srcOff), 0xA5,
-                     uint64_t(seg.bytes));
-    }
-    uint64_t image = uint64_t(gather->stagingStride);
-    expectOk(launcher.run(*store, keep),
-             tag + "keep: store slot image into PAGE units");
-    expectOk(launcher.run(*restore, resume),
-             tag + "resume: restore PAGE units into another slot");
-    expectOk(launcher.run(*gather, {a}, staging), tag + "gather the kept slot");
-    expectOk(launcher.run(*gather, {b}, staging + image),
-             tag + "gather the restored slot");
-    expectOk(dev.synchronize(), tag + "synchronize the PAGE-unit round trip");
-    std::vector<uint8_t> kept(image), resumed(image);
-    (void)dev.copyFromDevice(kept.data(), staging, image);
-    (void)dev.copyFromDevice(resumed.data(), staging + image, image);
-    expect(kept == resumed,
-           tag + "PAGE-unit store -> restore round trip is byte-identical (" +
-               std::to_string(image) + " bytes in " +
-               std::to_string(store->idTuple.size() - 1) + " units)");
-    std::vector<int32_t> twice = keep;
-    twice.back() = twice[1];
-    expect(!launcher.run(*store, twice).ok(),
-           tag + "a store naming one unit twice is refused");
-    std::vector<int32_t> past = keep;
-    past.back() = int32_t(store->idTuple.back().idMax);
-    expect(!launcher.run(*store, past).ok(),
-           tag + "a unit id past the block range is refused");
-    std::vector<int32_t> two = keep;
-    two.insert(two.end(), resume.begin(), resume.end());
-    expect(!launcher.run(*store, two).ok(),
-           tag + "two stores into the same units in one batch are refused");
+  for (const KernelSegment &seg : gather->segments) {
+    auto data = pattern(uint64_t(a * seg.srcStride + seg.srcOff),
+                        uint64_t(seg.bytes), 13);
+    (void)dev.copyToDevice(arena + uint64_t(a * seg.srcStride + seg.srcOff),
+                           data.data(), data.size());
+    (void)dev.fill(arena + uint64_t(b * seg.srcStride + seg.srcOff), 0xA5,
+                   uint64_t(seg.bytes));
   }
-  // What a kernel cannot check, the launcher must.
+  uint64_t image = uint64_t(gather->stagingStride);
+  expectOk(launcher.run(*store, keep),
+           tag + "keep: store slot image into PAGE units");
+  expectOk(launcher.run(*restore, resume),
+           tag + "resume: restore PAGE units into another slot");
+  expectOk(launcher.run(*gather, {a}, staging), tag + "gather the kept slot");
+  expectOk(launcher.run(*gather, {b}, staging + image),
+           tag + "gather the restored slot");
+  expectOk(dev.synchronize(), tag + "synchronize the PAGE-unit round trip");
+  std::vector<uint8_t> kept(image), resumed(image);
+  (void)dev.copyFromDevice(kept.data(), staging, image);
+  (void)dev.copyFromDevice(resumed.data(), staging + image, image);
+  expect(kept == resumed,
+         tag + "PAGE-unit store -> restore round trip is byte-identical (" +
+             std::to_string(image) + " bytes in " +
+             std::to_string(store->idTuple.size() - 1) + " units)");
+  std::vector<int32_t> twice = keep;
+  twice.back() = twice[1];
+  expect(!launcher.run(*store, twice).ok(),
+         tag + "a store naming one unit twice is refused");
+  std::vector<int32_t> past = keep;
+  past.back() = int32_t(store->idTuple.back().idMax);
+  expect(!launcher.run(*store, past).ok(),
+         tag + "a unit id past the block range is refused");
+  std::vector<int32_t> two = keep;
+  two.insert(two.end(), resume.begin(), resume.end());
+  expect(!launcher.run(*store, two).ok(),
+         tag + "two stores into the same units in one batch are refused");
+}
+
+/// What a kernel cannot check, the launcher must.
+void checkLauncherRefusals(const SuiteContext &ctx, KernelLauncher &launcher) {
+  const KernelSet &ks = ctx.ks;
+  const std::string &tag = ctx.tag;
   if (const KernelInfo *copy = ks.byKind("slot_copy") ? ks.byKind("slot_copy")
                                                       : ks.byKind("group_copy")) {
     int32_t top = int32_t(copy->idMax - 1);
@@ -256,14 +298,14 @@ void suite(Device &dev, const Artifact &artifact, const KernelSet &ks) {
            tag + "an entry both read and written in one batch is refused");
     expect(!launcher.run(*copy, {top}).ok(), tag + "half a pair is refused");
   }
-  if (gather)
+  if (const KernelInfo *gather = ks.byKind("image_gather"))
     expect(!launcher.run(*gather, {0}).ok(), tag + "a gather without staging is refused");
-  if (staging)
-    expectOk(dev.release(staging), tag + "release staging");
-  expectOk(dev.release(arena), tag + "release the arena");
+}
 
-  // The carved arena and its DLPack views: a view's address arithmetic must
-  // land where the kernels' segments say the bytes are.
+/// The carved arena and its DLPack views: a view's address arithmetic must
+/// land where the kernels' segments say the bytes are.
+void checkCarvedArena(Device &dev, const Artifact &artifact,
+                      const KernelSet &ks, const std::string &tag) {
   auto carved = DeviceArena::create(dev, artifact);
   expect(carved.ok(), tag + "carve the arena" +
                           (carved.ok() ? "" : ": " + carved.error().message));
@@ -301,6 +343,35 @@ void suite(Device &dev, const Artifact &artifact, const KernelSet &ks) {
                         std::to_string(seg.srcOff));
     }
   }
+}
+
+/// The whole suite on one device, check groups in a fixed order. The
+/// launcher lives to the end, past the carved-arena checks, as it always has.
+void suite(Device &dev, const Artifact &artifact, const KernelSet &ks) {
+  std::string tag = std::string("[") + dev.name() + "] ";
+  auto arenaOr = dev.allocate(uint64_t(ks.allocationBytes()));
+  expect(arenaOr.ok(),
+         tag + "allocate the arena of " + std::to_string(ks.allocationBytes()) +
+             " bytes" + (arenaOr.ok() ? "" : ": " + arenaOr.error().message));
+  if (!arenaOr.ok())
+    return;
+  SuiteContext ctx{
+      dev, ks, tag, *arenaOr, uint64_t(ks.allocationBytes()), DevicePtr{}};
+  checkByteMoves(ctx);
+
+  expectOk(dev.loadKernels(artifact), tag + "load " + dev.codeSection());
+  KernelLauncher launcher(dev, ctx.arena);
+  ctx.staging = allocateStaging(dev, ks, tag);
+  for (const KernelInfo &k : ks.kernels())
+    checkKernelMovesBytes(ctx, launcher, k);
+  checkStagedRoundTrip(ctx, launcher);
+  checkPageUnitRoundTrip(ctx, launcher);
+  checkLauncherRefusals(ctx, launcher);
+  if (ctx.staging)
+    expectOk(dev.release(ctx.staging), tag + "release staging");
+  expectOk(dev.release(ctx.arena), tag + "release the arena");
+
+  checkCarvedArena(dev, artifact, ks, tag);
 }
 
 } // namespace

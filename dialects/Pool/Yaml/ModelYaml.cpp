@@ -279,6 +279,30 @@ public:
     m.loc = locOf(root);
     readParams(root["params"], overrides);
     m.params = params;
+    readTopLevelScalars(root, m);
+    if (root["planes"])
+      list(root["planes"], "planes",
+           [&](const YAML::Node &n, const std::string &p) {
+             m.planes.push_back(readPlane(n, p));
+           });
+    if (root["layers"])
+      readLayers(root, m);
+    if (root["state_fields"])
+      list(root["state_fields"], "state_fields",
+           [&](const YAML::Node &n, const std::string &p) {
+             m.fields.push_back(readField(n, p));
+           });
+    list(root["entry_classes"], "entry_classes",
+         [&](const YAML::Node &n, const std::string &p) {
+           m.classes.push_back(readClass(n, p));
+         });
+    if (m.classes.empty())
+      fail(root["entry_classes"], "entry_classes",
+           "needs at least one entry class");
+  }
+
+  /// name, block_size, hash_block_size, sliding_window, speculation_depth.
+  void readTopLevelScalars(const YAML::Node &root, ModelDecl &m) {
     m.name = str(root["name"], "name");
     m.blockSize = integer(root["block_size"], "block_size", 1);
     if (m.blockSize > poolrt::kMaxBlockSize)
@@ -297,133 +321,131 @@ public:
       m.slidingWindow = integer(root["sliding_window"], "sliding_window", 0);
     if (root["speculation_depth"])
       m.specDepth = integer(root["speculation_depth"], "speculation_depth", 0);
-    if (root["planes"])
-      list(root["planes"], "planes",
-           [&](const YAML::Node &n, const std::string &p) {
-             checkMap(n, p, {"name", "row_bytes", "dtype"},
-                      {"name", "row_bytes", "dtype"});
-             PlaneDecl d;
-             d.loc = locOf(n);
-             d.name = identifier(n["name"], p + ".name");
-             d.rowBytes = integer(n["row_bytes"], p + ".row_bytes", 1);
-             d.dtype = dtype(n["dtype"], p + ".dtype");
-             m.planes.push_back(d);
-           });
-    if (root["layers"]) {
-      std::vector<int64_t> ratios;
-      ratioItems(root["layers"], "layers", ratios);
-      if (ratios.empty())
-        fail(root["layers"], "layers", "needs at least one layer");
-      // Implicit parameters: how many layers of each kind the list holds,
-      // so fields and indexers can be sized from it (a declared parameter
-      // of the same name is an error: one source for the count).
-      const std::pair<const char *, int64_t> counts[] = {
-          {"num_layers", int64_t(ratios.size())},
-          {"layers_dense", std::count(ratios.begin(), ratios.end(), 0)},
-          {"layers_csa", std::count(ratios.begin(), ratios.end(), 4)},
-          {"layers_hca", std::count(ratios.begin(), ratios.end(), 128)},
-          {"layers_absent", std::count(ratios.begin(), ratios.end(), -1)}};
-      for (const auto &[name, n] : counts) {
-        for (const auto &[p, v] : params)
-          if (p == name)
-            fail(root["params"], "params." + std::string(name),
-                 "is computed from the layers list; do not declare it");
-        params.push_back({name, n});
-      }
-      m.layers = std::move(ratios);
-      m.layersLoc = locOf(root["layers"]);
+  }
+
+  PlaneDecl readPlane(const YAML::Node &n, const std::string &p) {
+    checkMap(n, p, {"name", "row_bytes", "dtype"},
+             {"name", "row_bytes", "dtype"});
+    PlaneDecl d;
+    d.loc = locOf(n);
+    d.name = identifier(n["name"], p + ".name");
+    d.rowBytes = integer(n["row_bytes"], p + ".row_bytes", 1);
+    d.dtype = dtype(n["dtype"], p + ".dtype");
+    return d;
+  }
+
+  /// The layers list, and the implicit parameters it defines. Runs after
+  /// m.params was copied: those hold only the declared parameters.
+  void readLayers(const YAML::Node &root, ModelDecl &m) {
+    std::vector<int64_t> ratios;
+    ratioItems(root["layers"], "layers", ratios);
+    if (ratios.empty())
+      fail(root["layers"], "layers", "needs at least one layer");
+    // Implicit parameters: how many layers of each kind the list holds,
+    // so fields and indexers can be sized from it (a declared parameter
+    // of the same name is an error: one source for the count).
+    const std::pair<const char *, int64_t> counts[] = {
+        {"num_layers", int64_t(ratios.size())},
+        {"layers_dense", std::count(ratios.begin(), ratios.end(), 0)},
+        {"layers_csa", std::count(ratios.begin(), ratios.end(), 4)},
+        {"layers_hca", std::count(ratios.begin(), ratios.end(), 128)},
+        {"layers_absent", std::count(ratios.begin(), ratios.end(), -1)}};
+    for (const auto &[name, n] : counts) {
+      for (const auto &[p, v] : params)
+        if (p == name)
+          fail(root["params"], "params." + std::string(name),
+               "is computed from the layers list; do not declare it");
+      params.push_back({name, n});
     }
-    if (root["state_fields"])
-      list(root["state_fields"], "state_fields",
-           [&](const YAML::Node &n, const std::string &p) {
-             checkMap(n, p,
-                      {"name", "class", "layers", "shape", "dtype", "fill",
-                       "align", "in_checkpoint", "window"},
-                      {"name", "class", "layers", "shape", "dtype"});
-             FieldDecl d;
-             d.loc = locOf(n);
-             d.name = identifier(n["name"], p + ".name");
-             d.entryClass = identifier(n["class"], p + ".class");
-             d.layers = integer(n["layers"], p + ".layers", 0);
-             list(n["shape"], p + ".shape",
-                  [&](const YAML::Node &dim, const std::string &dp) {
-                    d.shape.push_back(integer(dim, dp, 0));
-                  });
-             d.dtype = dtype(n["dtype"], p + ".dtype");
-             if (n["fill"])
-               d.fill = number(n["fill"], p + ".fill");
-             if (n["align"])
-               d.align = integer(n["align"], p + ".align", 0);
-             if (n["in_checkpoint"])
-               d.inCheckpoint = boolean(n["in_checkpoint"], p + ".in_checkpoint");
-             if (n["window"])
-               d.window = boolean(n["window"], p + ".window");
-             m.fields.push_back(d);
-           });
-    list(root["entry_classes"], "entry_classes",
-         [&](const YAML::Node &n, const std::string &p) {
-           checkMap(n, p,
-                    {"name", "pool", "bytes", "entries_per_req",
-                     "extra_entries", "transfer"},
-                    {"name", "pool", "bytes"});
-           ClassDecl d;
-           d.loc = locOf(n);
-           d.name = identifier(n["name"], p + ".name");
-           d.pool = str(n["pool"], p + ".pool");
-           if (d.pool != "page" && d.pool != "state")
-             fail(n["pool"], p + ".pool",
-                  "unknown pool '" + d.pool + "' (expected page or state)");
-           const YAML::Node &bytes = n["bytes"];
-           if (bytes.IsScalar() && bytes.Scalar() == "derived")
-             d.derived = true;
-           else
-             d.bytes = integer(bytes, p + ".bytes", 1);
-           if (n["entries_per_req"])
-             d.entriesPerReq =
-                 integer(n["entries_per_req"], p + ".entries_per_req", 0);
-           else if (d.pool == "state")
-             fail(n, p + ".entries_per_req",
-                  "required key is missing (a STATE class says how many "
-                  "entries one request holds)");
-           if (n["extra_entries"])
-             d.extraEntries =
-                 integer(n["extra_entries"], p + ".extra_entries", 0);
-           if (n["transfer"]) {
-             const YAML::Node &t = n["transfer"];
-             std::string tp = p + ".transfer";
-             checkMap(t, tp, {"kind", "tokens", "layout_id"}, {"kind"});
-             TransferDecl td;
-             td.kind = str(t["kind"], tp + ".kind");
-             if (td.kind == "fork") {
-               if (!t["tokens"])
-                 fail(t, tp + ".tokens", "required key is missing for a fork");
-               td.tokens = integer(t["tokens"], tp + ".tokens", 1);
-               if (t["layout_id"])
-                 fail(t["layout_id"], tp + ".layout_id",
-                      "a fork transfer takes no layout_id");
-             } else if (td.kind == "copy") {
-               if (!t["layout_id"])
-                 fail(t, tp + ".layout_id",
-                      "required key is missing for a copy");
-               td.layoutId = str(t["layout_id"], tp + ".layout_id");
-               if (t["tokens"])
-                 fail(t["tokens"], tp + ".tokens",
-                      "a copy transfer takes no tokens");
-             } else if (td.kind == "none") {
-               if (t["tokens"] || t["layout_id"])
-                 fail(t, tp, "a none transfer takes no tokens or layout_id");
-             } else {
-               fail(t["kind"], tp + ".kind",
-                    "unknown transfer kind '" + td.kind +
-                        "' (expected none, fork or copy)");
-             }
-             d.transfer = td;
-           }
-           m.classes.push_back(d);
+    m.layers = std::move(ratios);
+    m.layersLoc = locOf(root["layers"]);
+  }
+
+  FieldDecl readField(const YAML::Node &n, const std::string &p) {
+    checkMap(n, p,
+             {"name", "class", "layers", "shape", "dtype", "fill", "align",
+              "in_checkpoint", "window"},
+             {"name", "class", "layers", "shape", "dtype"});
+    FieldDecl d;
+    d.loc = locOf(n);
+    d.name = identifier(n["name"], p + ".name");
+    d.entryClass = identifier(n["class"], p + ".class");
+    d.layers = integer(n["layers"], p + ".layers", 0);
+    list(n["shape"], p + ".shape",
+         [&](const YAML::Node &dim, const std::string &dp) {
+           d.shape.push_back(integer(dim, dp, 0));
          });
-    if (m.classes.empty())
-      fail(root["entry_classes"], "entry_classes",
-           "needs at least one entry class");
+    d.dtype = dtype(n["dtype"], p + ".dtype");
+    if (n["fill"])
+      d.fill = number(n["fill"], p + ".fill");
+    if (n["align"])
+      d.align = integer(n["align"], p + ".align", 0);
+    if (n["in_checkpoint"])
+      d.inCheckpoint = boolean(n["in_checkpoint"], p + ".in_checkpoint");
+    if (n["window"])
+      d.window = boolean(n["window"], p + ".window");
+    return d;
+  }
+
+  ClassDecl readClass(const YAML::Node &n, const std::string &p) {
+    checkMap(n, p,
+             {"name", "pool", "bytes", "entries_per_req", "extra_entries",
+              "transfer"},
+             {"name", "pool", "bytes"});
+    ClassDecl d;
+    d.loc = locOf(n);
+    d.name = identifier(n["name"], p + ".name");
+    d.pool = str(n["pool"], p + ".pool");
+    if (d.pool != "page" && d.pool != "state")
+      fail(n["pool"], p + ".pool",
+           "unknown pool '" + d.pool + "' (expected page or state)");
+    const YAML::Node &bytes = n["bytes"];
+    if (bytes.IsScalar() && bytes.Scalar() == "derived")
+      d.derived = true;
+    else
+      d.bytes = integer(bytes, p + ".bytes", 1);
+    if (n["entries_per_req"])
+      d.entriesPerReq =
+          integer(n["entries_per_req"], p + ".entries_per_req", 0);
+    else if (d.pool == "state")
+      fail(n, p + ".entries_per_req",
+           "required key is missing (a STATE class says how many "
+           "entries one request holds)");
+    if (n["extra_entries"])
+      d.extraEntries = integer(n["extra_entries"], p + ".extra_entries", 0);
+    if (n["transfer"])
+      d.transfer = readTransfer(n["transfer"], p + ".transfer");
+    return d;
+  }
+
+  /// A class's transfer: none, fork (tokens) or copy (layout_id), each
+  /// refusing the other's key.
+  TransferDecl readTransfer(const YAML::Node &t, const std::string &tp) {
+    checkMap(t, tp, {"kind", "tokens", "layout_id"}, {"kind"});
+    TransferDecl td;
+    td.kind = str(t["kind"], tp + ".kind");
+    if (td.kind == "fork") {
+      if (!t["tokens"])
+        fail(t, tp + ".tokens", "required key is missing for a fork");
+      td.tokens = integer(t["tokens"], tp + ".tokens", 1);
+      if (t["layout_id"])
+        fail(t["layout_id"], tp + ".layout_id",
+             "a fork transfer takes no layout_id");
+    } else if (td.kind == "copy") {
+      if (!t["layout_id"])
+        fail(t, tp + ".layout_id", "required key is missing for a copy");
+      td.layoutId = str(t["layout_id"], tp + ".layout_id");
+      if (t["tokens"])
+        fail(t["tokens"], tp + ".tokens", "a copy transfer takes no tokens");
+    } else if (td.kind == "none") {
+      if (t["tokens"] || t["layout_id"])
+        fail(t, tp, "a none transfer takes no tokens or layout_id");
+    } else {
+      fail(t["kind"], tp + ".kind",
+           "unknown transfer kind '" + td.kind +
+               "' (expected none, fork or copy)");
+    }
+    return td;
   }
 
 private:
