@@ -16,7 +16,7 @@ llvm_config.use_default_substitutions()
 llvm_config.with_environment("PATH", config.llvm_tools_dir, append_path=True)
 
 tool_dirs = [os.path.join(config.poolc_obj_root, "bin"), config.llvm_tools_dir]
-llvm_config.add_tool_substitutions(["poolc", "pool-opt", "pool-explore", "pool-pack-info", "pool-kernel-check", "llvm-readelf"], tool_dirs)
+llvm_config.add_tool_substitutions(["poolc", "pool-opt", "pool-explore", "pool-pack-info", "pool-kernel-check", "pool-serve", "llvm-readelf"], tool_dirs)
 # The poolrt Python module of this build (for tests that craft artifacts).
 config.environment["PYTHONPATH"] = os.path.join(config.poolc_obj_root, "python")
 config.substitutions.append(("%models", os.path.join(config.poolc_src_root, "models")))

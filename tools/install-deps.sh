@@ -8,7 +8,7 @@ PKGS=(
   libyaml-cpp-dev libgtest-dev libbenchmark-dev libxxhash-dev nlohmann-json3-dev
   pybind11-dev python3-dev python3-pytest
   libclang-rt-22-dev libfuzzer-22-dev
-  libcpp-httplib-dev libcli11-dev
+  libcpp-httplib-dev libcli11-dev python3-prometheus-client
 )
 missing=()
 for p in "${PKGS[@]}"; do
