@@ -306,13 +306,40 @@ Status Engine::forkCopy(Seq &s) {
   // The forward after a fork reads the source and writes the new group:
   // the generated group copy moves the state over, then the request owns
   // its group alone (the source stays pinned until the pins drain).
-  Status st = launcher_->run(*groupCopy_, {cache_->slotKernelId(src),
-                                           cache_->slotKernelId(dst)});
+  Status st = launch(*groupCopy_, {cache_->slotKernelId(src),
+                                  cache_->slotKernelId(dst)});
   if (!st.ok())
     return st;
   s.req.state.forkSource = GroupId();
   ++counters_.forkCopies;
   return Status::success();
+}
+
+Status Engine::launch(const KernelInfo &k, const std::vector<int32_t> &ids) {
+  auto t0 = Clock::now();
+  Status s = launcher_->run(k, ids);
+  deviceUs_ += micros(Clock::now() - t0);
+  return s;
+}
+
+Result<int64_t> Engine::forward(Seq &s, int64_t start, int64_t count, bool extend,
+                                int64_t rejected) {
+  auto t0 = Clock::now();
+  Result<int64_t> tok = int64_t(0);
+  if (options_.runModel) {
+    tok = model_->forward(s.req, stateId(s), start, count, extend, rejected);
+  } else {
+    // No model (benchmarks of the host side): a token from the last one.
+    int64_t t = s.req.tokens[size_t(start + (extend ? 0 : count - 1))];
+    for (int64_t i = 0; i < (extend ? count : 1); ++i) {
+      t = int64_t(splitmix(uint64_t(t) ^ uint64_t(start + i)) % uint64_t(kModelVocab));
+      if (extend && i + 1 < count)
+        s.req.tokens.push_back(t);
+    }
+    tok = t;
+  }
+  deviceUs_ += micros(Clock::now() - t0);
+  return tok;
 }
 
 Status Engine::runMaintenance() {
@@ -321,7 +348,7 @@ Status Engine::runMaintenance() {
     std::vector<int32_t> ids{cache_->slotKernelId(GroupId(st.srcSlot.value))};
     for (BlockId u : st.unitIds)
       ids.push_back(u.value);
-    Status s = launcher_->run(*imageStore_, ids);
+    Status s = launch(*imageStore_, ids);
     if (!s.ok())
       return s;
     ++counters_.imageStores;
@@ -330,7 +357,7 @@ Status Engine::runMaintenance() {
     std::vector<int32_t> ids{cache_->slotKernelId(GroupId(rs.dstSlot.value))};
     for (BlockId u : rs.unitIds)
       ids.push_back(u.value);
-    Status s = launcher_->run(*imageRestore_, ids);
+    Status s = launch(*imageRestore_, ids);
     if (!s.ok())
       return s;
     ++counters_.imageRestores;
@@ -340,10 +367,14 @@ Status Engine::runMaintenance() {
 
 Status Engine::finishSeq(Seq &s) {
   RequestOutcome &o = outcomes_[s.index];
-  auto sum = model_->stateChecksum(s.req, stateId(s), s.req.numTokens() - 1);
-  if (!sum.ok())
-    return sum.error();
-  o.stateChecksum = *sum;
+  if (options_.runModel) {
+    auto t0 = Clock::now();
+    auto sum = model_->stateChecksum(s.req, stateId(s), s.req.numTokens() - 1);
+    deviceUs_ += micros(Clock::now() - t0);
+    if (!sum.ok())
+      return sum.error();
+    o.stateChecksum = *sum;
+  }
   o.outputChecksum = tokensChecksum(o.output);
   o.outputTokens = int64_t(o.output.size());
   o.finished = true;
@@ -391,7 +422,7 @@ Status Engine::execute(Batch &b) {
     Seq &s = *it.seq;
     RequestOutcome &o = outcomes_[s.index];
     if (b.prefill) {
-      auto tok = model_->forward(s.req, stateId(s), it.start, it.count);
+      auto tok = forward(s, it.start, it.count, false, 0);
       if (!tok.ok())
         return tok.error();
       counters_.forwardTokens += it.count;
@@ -420,8 +451,7 @@ Status Engine::execute(Batch &b) {
     counters_.draftsOffered += k;
     counters_.draftsAccepted += a;
     size_t before = s.req.tokens.size();
-    auto tok = model_->forward(s.req, stateId(s), it.start, 1 + a,
-                               /*extend=*/true, k - a);
+    auto tok = forward(s, it.start, 1 + a, /*extend=*/true, k - a);
     if (!tok.ok())
       return tok.error();
     counters_.forwardTokens += 1 + a;
@@ -489,15 +519,16 @@ Result<bool> Engine::step() {
     publishSnapshot();
     return true;
   }
-  auto t1 = Clock::now();
+  deviceUs_ = 0;
   Status e = execute(*b);
   if (!e.ok())
     return e.error();
-  auto t2 = Clock::now();
   ++counters_.steps;
   ++(b->prefill ? counters_.prefillSteps : counters_.decodeSteps);
-  (void)t2;
-  overheadUs_.push_back(micros(t1 - t0));
+  // The host's share of the step: scheduling and the cache's work, not
+  // the model's forwards or the kernels' byte moves.
+  overheadUs_.push_back(micros(Clock::now() - t0) - deviceUs_);
+  lastStep_ = {b->prefill, int64_t(b->items.size())};
   publishSnapshot();
   return true;
 }

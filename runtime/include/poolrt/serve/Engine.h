@@ -46,6 +46,7 @@
 #include <memory>
 #include <mutex>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace poolrt {
@@ -64,6 +65,9 @@ struct ServeOptions {
   CachePolicy policy;
   /// Longest request (prompt + output); 0: what the PAGE pool can hold.
   int64_t maxModelLen = 0;
+  /// false: no reference model (a token derived from the last one), for
+  /// benchmarks of the host side; checksums stay 0.
+  bool runModel = true;
 };
 
 /// What happened to one request of the trace.
@@ -119,12 +123,15 @@ public:
 
   const std::vector<RequestOutcome> &outcomes() const { return outcomes_; }
   EngineSnapshot snapshot() const;
-  /// Host time of each step's scheduling and cache work (not the model).
+  /// Host time of each step's scheduling and cache work (the step's wall
+  /// time less the model's forwards and the kernels' launches).
   const std::vector<double> &stepOverheadMicros() const { return overheadUs_; }
   const SolvedLayout &layout() const { return layout_; }
   CacheManager &cache() { return *cache_; }
   int64_t maxNumSeqs() const { return maxNumSeqs_; }
   int64_t tokenLimit() const { return tokenLimit_; }
+  /// What the last step ran: a prefill batch or not, and how many requests.
+  std::pair<bool, int64_t> lastStep() const { return lastStep_; }
 
 private:
   Engine() = default;
@@ -134,6 +141,9 @@ private:
   Status execute(Batch &batch);
   Status runMaintenance();
   Status forkCopy(Seq &s);
+  Status launch(const KernelInfo &k, const std::vector<int32_t> &ids);
+  Result<int64_t> forward(Seq &s, int64_t start, int64_t count, bool extend,
+                          int64_t rejected);
   Status finishSeq(Seq &s);
   Status preempt(Seq &s);
   void publishSnapshot();
@@ -157,6 +167,8 @@ private:
   std::vector<Seq *> running_; // admission order
   std::vector<RequestOutcome> outcomes_;
   std::vector<double> overheadUs_;
+  double deviceUs_ = 0; // this step's model and kernel time
+  std::pair<bool, int64_t> lastStep_{false, 0};
   EngineSnapshot counters_;
   mutable std::mutex snapMutex_;
   EngineSnapshot published_;
