@@ -5,6 +5,7 @@
 #   bash bench/gpu/run.sh prepare     # artifact + plan into .gpu-carry/
 # Then, through the device tool, carrying .gpu-carry:
 #   bash bench/gpu/run.sh device      # builds gpu_check there, runs it
+#   bash bench/gpu/run.sh device-serve  # only pool-serve's engine on CUDA
 # The device step needs only CUDA, g++ and the carried files.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
@@ -12,6 +13,24 @@ MODEL=${MODEL:-models/deepseek-v4-flash-fp8.yaml}
 BUDGET=${BUDGET:-64GiB}
 SEQS=${SEQS:-256}
 BUILD=${BUILD:-build}   # the build directory holding bin/poolc, bin/pool-kernel-check
+SERVE_TRACE=${SERVE_TRACE:-multi-turn:conversations=24,turns=3,system-tokens=512,output-max=24}
+serve_on_device() {
+  echo
+  echo "== pool-serve's engine on CUDA: outputs against the host's, cache on and off =="
+  g++ -O2 -std=c++17 -Iruntime/include -I.gpu-carry test/Serve/serve_device.cpp \
+    runtime/serve/*.cpp runtime/device/*.cpp runtime/pools/*.cpp runtime/layout/*.cpp \
+    -DXXH_INLINE_ALL -ldl -o /tmp/serve_device
+  for m in v4:3 qwen:0; do
+    for pc in on off; do
+      out="/tmp/${m%%:*}-cuda-$pc.jsonl"
+      /tmp/serve_device ".gpu-carry/serve/${m%%:*}.poolpack" cuda "$SERVE_TRACE" "${m##*:}" 256 $pc > "$out"
+      if cmp -s "$out" ".gpu-carry/serve/${m%%:*}-host-$pc.jsonl"; then same=identical; else same=DIFFERENT; fi
+      echo "${m%%:*} cache $pc: $(wc -l < "$out") requests, outputs on CUDA $same to the host's"
+    done
+    if cmp -s "/tmp/${m%%:*}-cuda-on.jsonl" "/tmp/${m%%:*}-cuda-off.jsonl"; then same=identical; else same=DIFFERENT; fi
+    echo "${m%%:*} on CUDA: cache on and off $same"
+  done
+}
 case "${1:-}" in
 prepare)
   mkdir -p .gpu-carry
@@ -25,6 +44,22 @@ prepare)
     --targets sm_90,host -o .gpu-carry/v4-small.poolpack
   "./$BUILD/bin/poolc" models/qwen3.5-27b.yaml --budget 24GiB --max-num-seqs 16 \
     --targets sm_90,host -o .gpu-carry/qwen.poolpack
+  # pool-serve's engine on the GPU (test/Serve/serve_device.cpp): V4-Flash
+  # DSpark (copy, 3 drafts) and Qwen3.5 (fork) at real budgets, and the
+  # host's outputs for the same trace, cache on and off, to compare with.
+  mkdir -p .gpu-carry/serve
+  "./$BUILD/bin/poolc" models/deepseek-v4-flash-dspark-fp8.yaml --budget 96GiB --max-num-seqs 256 \
+    --targets sm_90,host -o .gpu-carry/serve/v4.poolpack
+  "./$BUILD/bin/poolc" models/qwen3.5-27b.yaml --budget 96GiB --max-num-seqs 256 \
+    --targets sm_90,host -o .gpu-carry/serve/qwen.poolpack
+  for m in v4:3 qwen:0; do
+    for pc in on off; do
+      flag=""; [ $pc = off ] && flag=--no-prefix-cache
+      "./$BUILD/bin/pool-serve" replay "$SERVE_TRACE" --artifact ".gpu-carry/serve/${m%%:*}.poolpack" \
+        --num-spec "${m##*:}" --checkpoint-interval 256 --progress none $flag \
+        --outputs ".gpu-carry/serve/${m%%:*}-host-$pc.jsonl"
+    done
+  done
   cp /usr/include/xxhash.h .gpu-carry/   # Debian's libxxhash-dev header, used header-only there
   rm -rf .gpu-carry/nlohmann && cp -r /usr/include/nlohmann .gpu-carry/  # nlohmann-json3-dev, header-only
   echo "prepared: $(ls .gpu-carry)"
@@ -48,9 +83,14 @@ device)
       -o "/tmp/${t%%:*}_e2e"
     "/tmp/${t%%:*}_e2e" ".gpu-carry/${t##*:}.poolpack" cuda
   done
+  serve_on_device
+  ;;
+device-serve) # only the serving comparison
+  nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv,noheader || true
+  serve_on_device
   ;;
 *)
-  echo "usage: bench/gpu/run.sh prepare|device" >&2
+  echo "usage: bench/gpu/run.sh prepare|device|device-serve" >&2
   exit 2
   ;;
 esac

@@ -241,6 +241,7 @@ Status ReferenceModel::read(int64_t off, uint64_t &v) {
   Status in = inArena(off);
   if (!in.ok())
     return in;
+  ++accesses_;
   return dev_.copyFromDevice(&v, arena_ + uint64_t(off), sizeof v);
 }
 
@@ -248,6 +249,7 @@ Status ReferenceModel::write(int64_t off, uint64_t v) {
   Status in = inArena(off);
   if (!in.ok())
     return in;
+  ++accesses_;
   return dev_.copyToDevice(arena_ + uint64_t(off), &v, sizeof v);
 }
 

@@ -128,6 +128,7 @@ public:
   const std::vector<double> &stepOverheadMicros() const { return overheadUs_; }
   const SolvedLayout &layout() const { return layout_; }
   CacheManager &cache() { return *cache_; }
+  const ReferenceModel &model() const { return *model_; }
   int64_t maxNumSeqs() const { return maxNumSeqs_; }
   int64_t tokenLimit() const { return tokenLimit_; }
   /// What the last step ran: a prefill batch or not, and how many requests.

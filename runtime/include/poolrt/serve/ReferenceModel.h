@@ -79,6 +79,8 @@ public:
   Result<uint64_t> stateChecksum(const Request &r, int32_t stateId, int64_t pos);
 
   bool hasState() const { return kind_ != Kind::Flat; }
+  /// 8-byte reads and writes so far (each is one device copy).
+  int64_t accesses() const { return accesses_; }
   bool isRowSpace() const { return kind_ == Kind::RowSpace; }
 
   ~ReferenceModel();
@@ -103,7 +105,7 @@ private:
 
   Device &dev_;
   DevicePtr arena_;
-  int64_t arenaBytes_ = 0;
+  int64_t arenaBytes_ = 0, accesses_ = 0;
   Kind kind_ = Kind::Flat;
   int64_t blockSize_ = 0, window_ = 0;
   // Flat PAGE rows.

@@ -1,0 +1,96 @@
+//===- serve_device.cpp - The serving loop on any backend, outputs only ---===//
+//
+//   serve_device ARTIFACT BACKEND TRACE NUM_SPEC INTERVAL on|off
+//
+// Replays TRACE (a file or multi-turn:...) through the engine on BACKEND
+// (host, cuda, hip) and prints pool-serve's --outputs lines: one per
+// request, its output and final-state checksums. Plain C++17 over
+// libpoolrt (no CLI11, no HTTP): bench/gpu/run.sh builds it with g++ on a
+// GPU machine, where the lines are compared with the host's (pool-serve
+// here) byte for byte. The summary goes to stderr.
+//
+//===----------------------------------------------------------------------===//
+
+#include "poolrt/serve/Engine.h"
+
+#include <nlohmann/json.hpp>
+
+#include <chrono>
+#include <cinttypes>
+#include <cstdio>
+#include <cstdlib>
+#include <string>
+
+using namespace poolrt;
+using namespace poolrt::serve;
+
+static std::string hex(uint64_t v) {
+  char buf[24];
+  std::snprintf(buf, sizeof buf, "0x%016" PRIx64, v);
+  return buf;
+}
+
+int main(int argc, char **argv) {
+  if (argc != 7) {
+    std::fprintf(stderr, "usage: %s ARTIFACT BACKEND TRACE NUM_SPEC INTERVAL on|off\n", argv[0]);
+    return 2;
+  }
+  auto artifact = readArtifactFile(argv[1]);
+  if (!artifact.ok()) {
+    std::fprintf(stderr, "serve_device: error: %s\n", artifact.error().message.c_str());
+    return 1;
+  }
+  auto dev = openDevice(argv[2]);
+  if (!dev.ok()) {
+    std::fprintf(stderr, "serve_device: error: %s\n", dev.error().message.c_str());
+    return 1;
+  }
+  ServeOptions o;
+  o.numSpec = std::atoll(argv[4]);
+  o.policy.checkpointIntervalTokens = std::atoll(argv[5]);
+  o.policy.prefixCaching = std::string(argv[6]) == "on";
+  auto engine = Engine::create(*artifact, **dev, o);
+  if (!engine.ok()) {
+    std::fprintf(stderr, "serve_device: error: %s\n", engine.error().message.c_str());
+    return 1;
+  }
+  Engine &e = **engine;
+  TraceOptions to;
+  to.tokensPerPrefixHash = e.layout().geometry.hashBlockSize;
+  auto trace = loadTrace(argv[3], to);
+  if (!trace.ok()) {
+    std::fprintf(stderr, "serve_device: error: %s\n", trace.error().message.c_str());
+    return 1;
+  }
+  e.submit(*trace);
+  auto t0 = std::chrono::steady_clock::now();
+  Status ran = e.run();
+  double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  if (!ran.ok()) {
+    std::fprintf(stderr, "serve_device: error: replay stopped: %s\n", ran.error().message.c_str());
+    return 1;
+  }
+  // The lines pool-serve's --outputs writes (tools/pool-serve).
+  for (const RequestOutcome &r : e.outcomes()) {
+    nlohmann::ordered_json j;
+    j["request"] = r.name;
+    if (r.refused) {
+      j["status"] = "refused";
+      j["reason"] = r.reason;
+    } else {
+      j["status"] = r.finished ? "finished" : "unfinished";
+      j["output_tokens"] = r.outputTokens;
+      j["output_checksum"] = hex(r.outputChecksum);
+      j["state_checksum"] = hex(r.stateChecksum);
+    }
+    std::printf("%s\n", j.dump().c_str());
+  }
+  EngineSnapshot x = e.snapshot();
+  std::fprintf(stderr,
+               "serve_device %s on %s, prefix cache %s: %" PRId64 " requests, hit %.1f%%, "
+               "%" PRId64 " image stores, %" PRId64 " restores, %" PRId64
+               " fork copies, %" PRId64 " model accesses, %.1f s\n",
+               e.layout().model.c_str(), (*dev)->name(), argv[6], x.requestsTotal,
+               100 * x.stats.hit(), x.imageStores, x.imageRestores, x.forkCopies, e.model().accesses(), s);
+  return 0;
+}
