@@ -212,3 +212,68 @@ def test_prefix_trace_hit_rate_against_its_ceiling(v4, tmp_path):
     assert s["preemptions"] == 0  # (a recompute re-admits, and would count twice)
     assert 0 < s["hit_rate"] <= s["ceiling_hit_rate"] <= 1
     assert runs["on"][0] == runs["off"][0], "outputs differ with the cache on and off"
+
+
+# --- the same engine from Python (poolrt.ServeEngine) -----------------------
+
+def test_python_steps_the_ladder_walk():
+    import poolrt
+    qwen = compile_model("qwen3.5-27b")
+    e = poolrt.ServeEngine(qwen, checkpoint_interval=64, max_num_seqs=1)
+    prompt = [(7 * i + 3) % 50000 for i in range(1250)]
+    e.submit([{"prompt": prompt, "max_output": 4, "name": "r%d" % i} for i in range(3)])
+    kinds = []
+    while e.step():
+        kinds.append(e.last_step["prefill"])
+    out = e.outcomes
+    assert [o["hit_tokens"] for o in out] == [0, 1216, 1248]
+    assert out[0]["output"] == out[1]["output"] == out[2]["output"]
+    assert len(out[0]["output"]) == 4 and all(o["finished"] for o in out)
+    assert True in kinds and False in kinds
+    snap = e.snapshot()
+    assert snap["fork_copies"] >= 2 and snap["demands_recorded"] == 1
+    assert "qwen3.5-27b on host: 3 requests, 3 finished" in repr(e)
+
+
+def test_python_follow_ups_hit_the_answer(v4):
+    import poolrt
+    runs = []
+    for caching in (True, False):
+        # No drafts: every decode step commits one token, so decode lands on
+        # the 768 boundary and keeps a checkpoint there (a speculative step
+        # may step over it).
+        e = poolrt.ServeEngine(v4, num_spec=0, checkpoint_interval=256,
+                               prefix_caching=caching)
+        first = [(11 * i) % 40000 for i in range(700)]
+        e.submit([{"prompt": first, "max_output": 300},
+                  {"prompt": [5, 6, 7], "max_output": 8, "follows": 0}])
+        e.run()
+        runs.append(e.outcomes)
+    on, off = runs
+    # The follow-up's prompt is the first prompt and its generated answer:
+    # with the cache on it resumes at 768, past the 700-token prompt, on a
+    # block and a checkpoint decode published.
+    assert on[1]["hit_tokens"] == 768 and off[1]["hit_tokens"] == 0
+    assert on[1]["prompt_tokens"] == 700 + 300 + 3
+    assert [(o["output"], o["state_checksum"]) for o in on] == \
+           [(o["output"], o["state_checksum"]) for o in off]
+
+
+def test_python_refuses_bad_requests(llama):
+    import poolrt
+    e = poolrt.ServeEngine(llama)
+    with pytest.raises(TypeError, match=r"requests\[0\]\['prompt'\]\[1\] must be an int"):
+        e.submit([{"prompt": [1, "x"], "max_output": 2}])
+    with pytest.raises(ValueError, match=r"requests\[0\]\['max_output'\] must be >= 1"):
+        e.submit([{"prompt": [1], "max_output": 0}])
+    with pytest.raises(ValueError, match=r"unknown key 'promt'"):
+        e.submit([{"promt": [1], "max_output": 2}])
+    with pytest.raises(ValueError, match=r"'follows'\] must name an earlier request"):
+        e.submit([{"prompt": [1], "max_output": 2, "follows": 0}])
+    with pytest.raises(ValueError, match=r"outside \[0, 2\^31\)"):
+        e.submit([{"prompt": [-1], "max_output": 2}])
+    with pytest.raises(ValueError, match="speculative"):
+        poolrt.ServeEngine(llama, num_spec=2)
+    with pytest.raises(ValueError, match=r"t\.jsonl|cannot open"):
+        e.submit_trace(os.path.join(WORK, "missing.jsonl"))
+    assert e.snapshot()["requests_total"] == 0  # nothing half-submitted
