@@ -13,8 +13,6 @@
 
 #include "poolrt/serve/Engine.h"
 
-#include <nlohmann/json.hpp>
-
 #include <chrono>
 #include <cinttypes>
 #include <cstdio>
@@ -23,12 +21,6 @@
 
 using namespace poolrt;
 using namespace poolrt::serve;
-
-static std::string hex(uint64_t v) {
-  char buf[24];
-  std::snprintf(buf, sizeof buf, "0x%016" PRIx64, v);
-  return buf;
-}
 
 int main(int argc, char **argv) {
   if (argc != 7) {
@@ -70,21 +62,8 @@ int main(int argc, char **argv) {
     std::fprintf(stderr, "serve_device: error: replay stopped: %s\n", ran.error().message.c_str());
     return 1;
   }
-  // The lines pool-serve's --outputs writes (tools/pool-serve).
-  for (const RequestOutcome &r : e.outcomes()) {
-    nlohmann::ordered_json j;
-    j["request"] = r.name;
-    if (r.refused) {
-      j["status"] = "refused";
-      j["reason"] = r.reason;
-    } else {
-      j["status"] = r.finished ? "finished" : "unfinished";
-      j["output_tokens"] = r.outputTokens;
-      j["output_checksum"] = hex(r.outputChecksum);
-      j["state_checksum"] = hex(r.stateChecksum);
-    }
-    std::printf("%s\n", j.dump().c_str());
-  }
+  // The lines pool-serve's --outputs writes.
+  std::fputs(outcomesJsonl(e.outcomes()).c_str(), stdout);
   EngineSnapshot x = e.snapshot();
   std::fprintf(stderr,
                "serve_device %s on %s, prefix cache %s: %" PRId64 " requests, hit %.1f%%, "

@@ -55,37 +55,12 @@ int fail(const std::string &msg) {
   return 1;
 }
 
-std::string hex(uint64_t v) {
-  char buf[24];
-  std::snprintf(buf, sizeof buf, "0x%016" PRIx64, v);
-  return buf;
-}
-
 double percentile(std::vector<double> v, double p) {
   if (v.empty())
     return 0;
   std::sort(v.begin(), v.end());
   size_t i = size_t(p * double(v.size() - 1) + 0.5);
   return v[std::min(i, v.size() - 1)];
-}
-
-std::string outputsJsonl(const std::vector<RequestOutcome> &out) {
-  std::string s;
-  for (const RequestOutcome &o : out) {
-    nlohmann::ordered_json j;
-    j["request"] = o.name;
-    if (o.refused) {
-      j["status"] = "refused";
-      j["reason"] = o.reason;
-    } else {
-      j["status"] = o.finished ? "finished" : "unfinished";
-      j["output_tokens"] = o.outputTokens;
-      j["output_checksum"] = hex(o.outputChecksum);
-      j["state_checksum"] = hex(o.stateChecksum);
-    }
-    s += j.dump() + "\n";
-  }
-  return s;
 }
 
 std::string summaryJson(const Args &a, const Engine &e, const Trace &trace,
@@ -280,7 +255,7 @@ int replay(const Args &a) {
   if (!ran.ok())
     return fail("replay stopped: " + ran.error().message);
   if (!a.outputs.empty()) {
-    Status w = writeFileAtomically(a.outputs, outputsJsonl(e.outcomes()), "outputs");
+    Status w = writeFileAtomically(a.outputs, outcomesJsonl(e.outcomes()), "outputs");
     if (!w.ok())
       return fail(w.error().message);
   }

@@ -175,6 +175,12 @@ private:
   EngineSnapshot published_;
 };
 
+/// pool-serve's --outputs: one JSON line per request, in trace order, with
+/// its status and (finished) its output and final-state checksums, so two
+/// runs compare with cmp. Never throws (bytes that are not UTF-8 in a name
+/// are replaced).
+std::string outcomesJsonl(const std::vector<RequestOutcome> &outcomes);
+
 /// The hit rate an unbounded cache would reach on the replayed requests
 /// (in arrival order, every full hash block of a finished request's prompt
 /// and output published, the last block of a prompt never hit): the
