@@ -61,6 +61,9 @@ py::dict snapshotDict(const EngineSnapshot &s) {
   d["image_stores"] = s.imageStores;
   d["image_restores"] = s.imageRestores;
   d["fork_copies"] = s.forkCopies;
+  d["boundary_moves"] = s.boundaryMoves;
+  d["block_copies"] = s.blockCopies;
+  d["slot_copies"] = s.slotCopies;
   d["draft_tokens"] = s.draftsOffered;
   d["accepted_tokens"] = s.draftsAccepted;
   d["blocks_total"] = s.blocksTotal;
@@ -151,7 +154,8 @@ void bindServe(py::module_ &m) {
       .def(py::init([](const std::string &artifact, const std::string &device,
                        int64_t maxNumSeqs, int64_t maxBatchedTokens, int64_t numSpec,
                        int64_t acceptPercent, uint64_t seed, int64_t interval,
-                       bool prefixCaching, int64_t maxModelLen, bool referenceModel) {
+                       bool prefixCaching, int64_t maxModelLen, bool referenceModel,
+                       bool elasticBoundary, int64_t boundaryChurn) {
              auto p = std::make_unique<PyEngine>();
              Artifact a = take(readArtifactFile(artifact));
              p->device = take(openDevice(device));
@@ -165,6 +169,8 @@ void bindServe(py::module_ &m) {
              o.policy.prefixCaching = prefixCaching;
              o.maxModelLen = maxModelLen;
              o.runModel = referenceModel;
+             o.elasticBoundary = elasticBoundary;
+             o.boundaryChurn = boundaryChurn;
              p->engine = take(Engine::create(a, *p->device, o));
              return p;
            }),
@@ -173,7 +179,8 @@ void bindServe(py::module_ &m) {
            py::arg("accept_percent") = 70, py::arg("seed") = 1,
            py::arg("checkpoint_interval") = kDefaultCheckpointInterval,
            py::arg("prefix_caching") = true, py::arg("max_model_len") = 0,
-           py::arg("reference_model") = true,
+           py::arg("reference_model") = true, py::arg("elastic_boundary") = true,
+           py::arg("boundary_churn") = 0,
            "Load a .poolpack on a backend (host, cuda, hip); every count from the artifact")
       .def("submit", [](PyEngine &p, py::handle requests) { submitTrace(p, requestsArg(requests)); },
            py::arg("requests"),

@@ -115,6 +115,14 @@ Result<std::unique_ptr<Engine>> Engine::create(const Artifact &artifact,
   e->imageStore_ = L.kernelByKind("image_store");
   e->imageRestore_ = L.kernelByKind("image_restore");
   e->groupCopy_ = L.kernelByKind("group_copy");
+  e->blockCopy_ = L.kernelByKind("block_copy");
+  e->slotCopy_ = L.kernelByKind("slot_copy");
+  if (options.boundaryChurn < 0)
+    return Error::invalid("the boundary churn period must be >= 0");
+  if (!cfg->boundary || !e->blockCopy_ || !e->slotCopy_) {
+    e->options_.elasticBoundary = false;
+    e->options_.boundaryChurn = 0;
+  }
   if (cfg->pagedCheckpoints && (!e->imageStore_ || !e->imageRestore_))
     return Error::invalid("the artifact keeps PAGE-unit checkpoints but has no "
                           "image_store / image_restore kernel");
@@ -215,8 +223,72 @@ Status Engine::preempt(Seq &s) {
   return Status::success();
 }
 
+Status Engine::moveBoundaryIfNeeded() {
+  if (!options_.elasticBoundary && options_.boundaryChurn == 0)
+    return Status::success();
+  const PoolBoundaryGeometry &g = *cache_->boundary();
+  StateGroupPool *groups = cache_->groups();
+  PageUnitCheckpointStore *store = cache_->pagedStore();
+  if (!groups || (store && !store->atRest()))
+    return Status::success(); // checkpoint copies pending: next pass
+  int64_t numGroups = groups->numGroups(), freeGroups = groups->numFree();
+  int64_t freeBlocks = cache_->blocks().numFree();
+  int64_t numBlocks = cache_->blocks().numBlocks();
+  int64_t target = numGroups;
+  if (options_.boundaryChurn > 0) {
+    if (counters_.steps % options_.boundaryChurn != 0)
+      return Status::success();
+    bool shrink = (counters_.steps / options_.boundaryChurn) % 2 == 0;
+    target = shrink ? numGroups - freeGroups + 1 : maxNumSeqs_;
+    target = std::min<int64_t>(std::max<int64_t>(target, 1), g.heldSlots());
+    if (!shrink && !groups->enabled())
+      target = numGroups; // a disabled pool cannot grow
+  } else if (!waiting_.empty() && freeGroups == 0 && numGroups < maxNumSeqs_ &&
+      groups->enabled()) {
+    // A request waits for a slot: take one slot's rows back if the blocks
+    // can spare what the slot covers and what the waiting request needs.
+    int64_t lost = std::max<int64_t>(0, numBlocks - g.blocksFor(numGroups + 1));
+    int64_t head = (waiting_.front()->req.numTokens() + blockSize_ - 1) / blockSize_;
+    if (freeBlocks >= lost + head)
+      target = numGroups + 1;
+  } else if (freeGroups > 1 && freeBlocks < int64_t(running_.size()) + options_.numSpec) {
+    // Blocks run short while slots idle: give the idle slots' rows to the
+    // blocks (one slot stays spare for the next admission), if that buys
+    // blocks at all (the artifact caps them at its rider regions).
+    int64_t shrunk = std::max<int64_t>(numGroups - freeGroups + 1, int64_t(running_.size()));
+    if (g.blocksFor(shrunk) > numBlocks)
+      target = shrunk;
+  }
+  if (target == numGroups)
+    return Status::success();
+  std::vector<Request *> live;
+  for (Seq *s : running_)
+    live.push_back(&s->req);
+  auto move = cache_->moveBoundary(target, live);
+  if (!move.ok())
+    return move.error();
+  if (!move->blockCopyIds.empty()) {
+    Status c = launch(*blockCopy_, move->blockCopyIds);
+    if (!c.ok())
+      return c;
+    counters_.blockCopies += int64_t(move->blockCopyIds.size() / 2);
+  }
+  if (!move->slotCopyIds.empty()) {
+    Status c = launch(*slotCopy_, move->slotCopyIds);
+    if (!c.ok())
+      return c;
+    counters_.slotCopies += int64_t(move->slotCopyIds.size() / 2);
+  }
+  if (move->numGroups != numGroups)
+    ++counters_.boundaryMoves;
+  return Status::success();
+}
+
 Result<Engine::Batch> Engine::schedule() {
   cache_->completePreviousStateBatch();
+  Status moved = moveBoundaryIfNeeded();
+  if (!moved.ok())
+    return moved.error();
   Batch b;
   int64_t budget = options_.maxBatchedTokens, batched = 0;
   int64_t hbs = cache_->hashBlockSize();

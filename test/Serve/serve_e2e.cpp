@@ -206,6 +206,40 @@ void identical(const char *what, const Artifact &a, int64_t numSpec,
          "multi-turn: outputs and final states are identical with the cache on and off");
 }
 
+/// The moving boundary under load: slots shrink to those in use and grow
+/// back every three steps, live slots move with the generated slot copy,
+/// and every request still answers as with the cache off and the boundary
+/// fixed.
+void churnedBoundary(const Artifact &v4) {
+  MultiTurnSpec spec;
+  spec.conversations = 40;
+  spec.turns = 3;
+  spec.systemTokens = 600;
+  spec.outputMax = 48;
+  Trace t = multiTurnTrace(spec);
+  ServeOptions churn;
+  churn.numSpec = 3;
+  churn.policy.checkpointIntervalTokens = 256;
+  churn.boundaryChurn = 3;
+  ServeOptions fixed = churn;
+  fixed.boundaryChurn = 0;
+  fixed.elasticBoundary = false;
+  fixed.policy.prefixCaching = false;
+  EngineSnapshot s;
+  auto a1 = replay(v4, t, churn, &s), a2 = replay(v4, t, fixed);
+  expect(a1 && a2, "churned boundary: both replays ran");
+  if (!a1 || !a2)
+    return;
+  std::printf("  churned boundary (V4): %lld moves, %lld live slots and %lld blocks "
+              "moved, %lld restores\n",
+              (long long)s.boundaryMoves, (long long)s.slotCopies, (long long)s.blockCopies,
+              (long long)s.imageRestores);
+  expect(s.boundaryMoves >= 10 && s.slotCopies > 0,
+         "churned boundary: the boundary moved, live slots with it");
+  expect(sameResults(*a1, *a2),
+         "churned boundary: outputs and states equal a fixed boundary without the cache");
+}
+
 void brokenOffsetFails(const Artifact &v4) {
   SolvedLayout layout = e2e::layoutOf(v4);
   // Move one checkpointed field past the image the kernels copy (still
@@ -308,6 +342,7 @@ int main(int argc, char **argv) {
   identical("fork (Qwen3.5)", *qwen, 0, 64, 6);
   identical("copy (V4 DSpark, 3 drafts)", *v4, 3, 256);
   identical("PAGE only (Llama)", *llama, 0, 8192);
+  churnedBoundary(*v4);
   brokenOffsetFails(*v4);
   refusals(*v4, *llama);
   std::printf("serve e2e: %d passed, %d failed\n", e2e::passed, e2e::failed);

@@ -97,6 +97,11 @@ std::string prometheusText(const poolrt::serve::EngineSnapshot &s) {
   e.sample(s.imageStores, "op=\"image_store\"");
   e.sample(s.imageRestores, "op=\"image_restore\"");
   e.sample(s.forkCopies, "op=\"group_copy\"");
+  e.sample(s.blockCopies, "op=\"block_copy\"");
+  e.sample(s.slotCopies, "op=\"slot_copy\"");
+  e.family("boundary_moves_total", "counter",
+           "Moves of the block/slot boundary of a row-space model.");
+  e.sample(s.boundaryMoves);
   return e.str();
 }
 

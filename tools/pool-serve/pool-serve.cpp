@@ -42,10 +42,10 @@ namespace {
 
 struct Args {
   std::string trace, artifact, device = "host", listen, summary, outputs;
-  bool noPrefixCache = false;
+  bool noPrefixCache = false, fixedBoundary = false;
   int64_t numSpec = 0, maxNumSeqs = 0, maxBatchedTokens = 2048;
   int64_t interval = kDefaultCheckpointInterval, acceptPercent = 70;
-  int64_t prefixOutputTokens = 16, maxModelLen = 0, lingerMs = 0;
+  int64_t prefixOutputTokens = 16, maxModelLen = 0, lingerMs = 0, boundaryChurn = 0;
   uint64_t seed = 1;
   std::string progress = "auto";
 };
@@ -111,6 +111,11 @@ std::string summaryJson(const Args &a, const Engine &e, const Trace &trace,
   j["state_maintenance"] = {{"image_stores", s.imageStores},
                             {"image_restores", s.imageRestores},
                             {"fork_copies", s.forkCopies}};
+  j["boundary"] = {{"moves", s.boundaryMoves},
+                   {"block_copies", s.blockCopies},
+                   {"slot_copies", s.slotCopies},
+                   {"blocks", s.blocksTotal},
+                   {"state_groups", s.groupsTotal}};
   j["wall_seconds"] = seconds;
   j["tokens_per_second"] =
       seconds > 0 ? double(s.forwardTokens + s.generatedTokens) / seconds : 0.0;
@@ -227,6 +232,8 @@ int replay(const Args &a) {
   o.policy.prefixCaching = !a.noPrefixCache;
   o.policy.checkpointIntervalTokens = a.interval;
   o.maxModelLen = a.maxModelLen;
+  o.elasticBoundary = !a.fixedBoundary;
+  o.boundaryChurn = a.boundaryChurn;
   auto engine = Engine::create(*artifact, **device, o);
   if (!engine.ok())
     return fail(a.artifact + ": " + engine.error().message);
@@ -294,6 +301,8 @@ int main(int argc, char **argv) {
   rep->add_option("--device", a.device, "host, cuda or hip")
       ->check(CLI::IsMember({"host", "cuda", "hip"}));
   rep->add_flag("--no-prefix-cache", a.noPrefixCache, "run every request cold");
+  rep->add_flag("--fixed-boundary", a.fixedBoundary,
+                "row-space models: never move the block/slot boundary");
   rep->add_option("--listen", a.listen, "serve /metrics on HOST:PORT (port 0: any)");
   rep->add_option("--summary", a.summary, "write the JSON summary here (atomically)");
   rep->add_option("--outputs", a.outputs,
@@ -317,6 +326,9 @@ int main(int argc, char **argv) {
   rep->add_option("--max-model-len", a.maxModelLen,
                   "longest request, prompt + output (0: what the pool holds)")
       ->check(CLI::Range(int64_t(0), int64_t(1) << 40));
+  rep->add_option("--boundary-churn", a.boundaryChurn,
+                  "testing: every N steps shrink the slots to those in use, then grow them back")
+      ->check(CLI::Range(int64_t(0), int64_t(1) << 20));
   rep->add_option("--progress", a.progress, "auto, bar, lines or none")
       ->check(CLI::IsMember({"auto", "bar", "lines", "none"}));
   rep->add_option("--linger-ms", a.lingerMs,

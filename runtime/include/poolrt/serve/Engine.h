@@ -68,6 +68,16 @@ struct ServeOptions {
   /// false: no reference model (a token derived from the last one), for
   /// benchmarks of the host side; checksums stay 0.
   bool runModel = true;
+  /// Row-space models: move the pool boundary between batches as the mix
+  /// changes (CacheManager::moveBoundary): give idle slots' rows to the
+  /// blocks when blocks run short, take rows back for a slot when a
+  /// request waits for one (up to maxNumSeqs slots).
+  bool elasticBoundary = true;
+  /// Testing the moving boundary under load: every `boundaryChurn` steps
+  /// (0: never) shrink the slots to those in use (+1), then grow them back
+  /// to max_num_seqs, whatever the mix; live slots and blocks move with
+  /// the generated copy kernels.
+  int64_t boundaryChurn = 0;
 };
 
 /// What happened to one request of the trace.
@@ -92,6 +102,8 @@ struct EngineSnapshot {
   int64_t promptTokens = 0, generatedTokens = 0, forwardTokens = 0;
   int64_t preemptions = 0, steps = 0, prefillSteps = 0, decodeSteps = 0;
   int64_t imageStores = 0, imageRestores = 0, forkCopies = 0;
+  /// Boundary moves (row-space models) and the bytes they moved.
+  int64_t boundaryMoves = 0, blockCopies = 0, slotCopies = 0;
   int64_t draftsOffered = 0, draftsAccepted = 0;
   int64_t blocksTotal = 0, blocksFree = 0, blocksIndexed = 0, blocksUsed = 0;
   int64_t groupsTotal = 0, groupsFree = 0;
@@ -141,6 +153,7 @@ private:
   Result<Batch> schedule();
   Status execute(Batch &batch);
   Status runMaintenance();
+  Status moveBoundaryIfNeeded();
   Status forkCopy(Seq &s);
   Status launch(const KernelInfo &k, const std::vector<int32_t> &ids);
   Result<int64_t> forward(Seq &s, int64_t start, int64_t count, bool extend,
@@ -159,7 +172,7 @@ private:
   std::unique_ptr<CacheManager> cache_;
   std::unique_ptr<ReferenceModel> model_;
   const KernelInfo *imageStore_ = nullptr, *imageRestore_ = nullptr,
-                   *groupCopy_ = nullptr;
+                   *groupCopy_ = nullptr, *blockCopy_ = nullptr, *slotCopy_ = nullptr;
   bool stateful_ = false;
   int64_t maxNumSeqs_ = 0, tokenLimit_ = 0, blockSize_ = 0;
 
