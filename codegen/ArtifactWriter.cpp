@@ -39,6 +39,16 @@ mlir::pool::buildArtifact(ModelOp model, MLIRContext *kernelCtx,
                           const std::vector<std::string> &targets,
                           poolrt::SolvedLayout *written) {
   poolrt::Artifact out;
+  // A plan of 0 PAGE blocks is a valid answer to "what does this budget
+  // buy" (quirk Q3), but nothing can run on it: every request needs a
+  // block, and the runtime refuses kernels whose block ids have no range.
+  // Refuse the artifact here, saying what would make one.
+  if (const poolrt::SolvedClass *page = layout.page(); page && page->entries < 1)
+    return model.emitError("the budget buys 0 PAGE blocks (")
+           << layout.unreservedBytes << " B left after the reservations, one '"
+           << page->name << "' block is " << page->entryBytes
+           << " B); an artifact needs at least one: raise --budget by at least "
+           << (page->entryBytes - layout.unreservedBytes) << " B";
   FailureOr<std::vector<KernelSpec>> derived = deriveKernelSpecs(model);
   if (failed(derived))
     return failure();
