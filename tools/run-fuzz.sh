@@ -25,7 +25,7 @@ build/bin/poolc models/deepseek-v4-flash-fp8.yaml --budget 1GiB --max-num-seqs 4
 export POOLC_FUZZ_ARTIFACT="$PWD/$WORK/v4-small.poolpack"
 export ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1
 status=0
-for t in yaml manifest artifact capi; do
+for t in yaml manifest artifact capi trace; do
   corpus=test/Fuzz/corpus/$t
   # Replay: every seed and regression input runs once.
   "$BIN/fuzz-$t" -runs=0 "$corpus" > "$WORK/$t.replay.log" 2>&1 || {
