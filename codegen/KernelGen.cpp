@@ -96,6 +96,28 @@ struct Emitter {
       for (int index : {idIndex(k, s, true), idIndex(k, s, false)})
         if (!idAt.count(index))
           idAt[index] = loadId(ids, item, index);
+    // The kernel checks its own ids against the ranges it was compiled
+    // for (one unsigned compare each, so a negative id fails too) and
+    // skips an item outside them. The launcher checks the same ranges
+    // from the manifest; this check holds when a crafted manifest claims
+    // wider ranges than the code has, so no id can address past the arena.
+    llvm::SmallVector<int> positions;
+    for (auto &entry : idAt)
+      if (entry.first >= 0)
+        positions.push_back(entry.first);
+    llvm::sort(positions);
+    Value inRange;
+    for (int index : positions) {
+      Value ok = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult,
+                                       idAt[index],
+                                       c64(k.idTuple[size_t(index)].maxId));
+      inRange = inRange ? arith::AndIOp::create(b, loc, inRange, ok) : ok;
+    }
+    OpBuilder::InsertionGuard guardIds(b);
+    if (inRange) {
+      auto ifOp = scf::IfOp::create(b, loc, inRange, /*withElseRegion=*/false);
+      b.setInsertionPointToStart(ifOp.thenBlock());
+    }
     Type vt = vecTy();
     for (const CopySegment &s : k.segments) {
       int64_t nvec = s.bytes / k.vecBytes;

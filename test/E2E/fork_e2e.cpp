@@ -18,6 +18,8 @@
 #include "poolrt/Kernels.h"
 #include "poolrt/Setup.h"
 
+#include <nlohmann/json.hpp>
+
 
 #include <cstdio>
 #include <memory>
@@ -121,6 +123,43 @@ int main(int argc, char **argv) {
   std::vector<uint8_t> source(static_cast<size_t>(groupBytes));
   (void)dev.copyFromDevice(source.data(), groupAddr(g1), source.size());
   expect(source == state, "the checkpoint itself is untouched");
+  // A crafted manifest (checksummed, not signed) that claims 2^20 groups
+  // and strides of 0 passes every bounds check of the reader and the
+  // launcher, but the code is the compiler's: the kernel checks each id
+  // against the range it was compiled for and skips the item, so the id
+  // far past the arena moves nothing (without that check the write would
+  // land terabytes past the allocation).
+  {
+    nlohmann::json j = nlohmann::json::parse(artifact->find("manifest")->data);
+    for (auto &k : j["kernels"])
+      if (k["kind"] == "group_copy") {
+        k["id_range"] = {0, 1 << 20};
+        for (auto &slot : k["id_tuple"])
+          slot["id_range"] = {0, 1 << 20};
+        for (auto &seg : k["segments"])
+          seg["src_stride"] = seg["dst_stride"] = 0;
+      }
+    Artifact crafted = *artifact;
+    for (ArtifactSection &sec : crafted.sections)
+      if (sec.name == "manifest")
+        sec.data = j.dump();
+    auto lied = KernelSet::fromArtifact(crafted);
+    expect(lied.ok(), "the crafted manifest passes the reader (it is consistent with itself)");
+    if (lied.ok()) {
+      const KernelInfo *wide = lied->byKind("group_copy");
+      std::vector<uint8_t> before(static_cast<size_t>(groupBytes));
+      (void)dev.copyFromDevice(before.data(), groupAddr(r2.state.group), before.size());
+      expect(launcher.run(*wide, {r2.state.group.value, (1 << 20) - 1}).ok(),
+             "the launcher takes an id inside the crafted range");
+      expect(launcher.run(*wide, {(1 << 20) - 1, r2.state.group.value}).ok(),
+             "and as a source");
+      expect(dev.synchronize().ok(), "synchronize after the crafted launches");
+      std::vector<uint8_t> after(static_cast<size_t>(groupBytes));
+      (void)dev.copyFromDevice(after.data(), groupAddr(r2.state.group), after.size());
+      expect(after == before,
+             "the kernel skipped the items whose ids pass its compiled range");
+    }
+  }
   expect(m.deallocate(r2).ok(), "second request finishes");
   m.completePreviousStateBatch();
   m.completePreviousStateBatch();
