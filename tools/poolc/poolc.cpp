@@ -196,6 +196,13 @@ int main(int argc, char **argv) {
     auto layout = mlir::pool::solvedLayoutOf(*model, inputs);
     if (failed(layout))
       return 1;
+    // A plan of 0 PAGE blocks is an answer (quirk Q3), but say what it
+    // means: no artifact can be made of it, no request can run on it.
+    if (const poolrt::SolvedClass *page = layout->page(); page && page->entries < 1)
+      model->emitWarning("the budget buys 0 PAGE blocks (one '")
+          << page->name << "' block is " << page->entryBytes << " B, "
+          << layout->unreservedBytes
+          << " B are left): no request can run on this plan";
     if (emit == Emit::Report)
       os << llvm::formatv("{0:2}", mlir::pool::reportJson(*layout)) << "\n";
     else
