@@ -68,126 +68,140 @@ ReferenceModel::create(const SolvedLayout &layout, Device &device, DevicePtr are
     return layoutError("block_size is below 1");
 
   if (layout.rowSpace) {
-    const SolvedRowSpace &rs = *layout.rowSpace;
-    m->kind_ = Kind::RowSpace;
-    if (!rs.numBlocks || !rs.numSlots || !rs.planeRows || !rs.slotPositions)
-      return layoutError("the row space is not planned (no counts)");
-    if (rs.planes.empty())
-      return layoutError("the row space has no plane");
-    if (m->window_ < 1)
-      return layoutError("a row-space model needs a sliding window");
-    auto geo = RowSpaceGeometry::create(rs.layerRatios, *rs.numBlocks, *rs.numSlots,
-                                        rs.ringSlots, rs.blockSize, *rs.planeRows,
-                                        rs.arenaRows, *rs.slotPositions,
-                                        rs.slotAlignRows);
-    if (!geo.ok())
-      return layoutError("row space: " + geo.error().message);
-    if (geo->slotRows() != rs.slotRows || geo->envelopeRows() != rs.envelopeRows)
-      return layoutError("the row space's slot or envelope rows disagree with "
-                         "its own ratios");
-    m->geo_ = geo.take();
-    for (const SolvedRowPlane &p : rs.planes) {
-      m->planeOffsets_.push_back(p.offset.value_or(0));
-      m->planeRowBytes_.push_back(p.rowBytes);
-    }
-    m->plane0_ = m->planeOffsets_[0];
-    m->row0_ = m->planeRowBytes_[0];
-    if (m->row0_ < 8)
-      return layoutError("plane 0's rows are narrower than 8 bytes");
-    auto planeIndex = [&](const std::string &name) -> int64_t {
-      for (size_t i = 0; i < rs.planes.size(); ++i)
-        if (rs.planes[i].name == name)
-          return int64_t(i);
-      return -1;
-    };
-    const SolvedArena *arena = layout.arenaOf(rs.slotClass);
-    if (!arena)
-      return layoutError("no state arena for slot class '" + rs.slotClass + "'");
-    std::vector<bool> used(arena->fields.size(), false);
-    for (const SolvedRowClass &c : rs.classes) {
-      if (c.layers.empty() || c.ratio < 0)
-        continue;
-      int64_t n = int64_t(c.layers.size());
-      for (int64_t li : probeLayers(n)) {
-        auto base = m->geo_->layerBaseRow(c.layers[size_t(li)]);
-        if (!base.ok())
-          return layoutError(base.error().message);
-        WindowProbe w;
-        w.layer = c.layers[size_t(li)];
-        w.params = paramsOf(c.window);
-        w.baseRow = *base;
-        w.planeOffset = m->plane0_;
-        w.viewRowBytes = m->row0_;
-        m->windows_.push_back(w);
-      }
-      if (c.ratio == 0)
-        continue;
-      if (m->blockSize_ % c.ratio != 0)
-        return layoutError("compress ratio " + std::to_string(c.ratio) +
-                           " does not divide the block size");
-      // The compressor's state: the unused fields with one layer per layer
-      // of the class. The ratio-4 compressor overlaps groups and keeps its
-      // state in every checkpointed such field; the others do not overlap
-      // (their state is dead at a block boundary) and take the rest.
-      bool wantCheckpointed = c.ratio == kCsaRatio;
-      std::vector<size_t> picks;
-      for (size_t i = 0; i < arena->fields.size(); ++i) {
-        const SolvedField &f = arena->fields[i];
-        if (!used[i] && !f.window && f.layers == n && f.plane &&
-            f.inCheckpoint == wantCheckpointed)
-          picks.push_back(i);
-      }
-      if (picks.empty())
-        return layoutError("no " + std::string(wantCheckpointed ? "checkpointed " : "") +
-                           "state field holds the ratio-" + std::to_string(c.ratio) +
-                           " compressor (" + std::to_string(n) + " layers)");
-      for (int64_t li : probeLayers(n)) {
-        auto base = m->geo_->layerBaseRow(c.layers[size_t(li)]);
-        if (!base.ok())
-          return layoutError(base.error().message);
-        CompressProbe cp;
-        cp.ratio = c.ratio;
-        cp.baseRow = *base;
-        cp.overlapping = wantCheckpointed;
-        for (size_t i : picks) {
-          const SolvedField &f = arena->fields[i];
-          int64_t layerBytes = f.bytes / f.layers;
-          if (layerBytes < 16)
-            return layoutError("field '" + f.name + "' has fewer than 16 bytes a layer");
-          int64_t plane = planeIndex(*f.plane);
-          if (plane < 0)
-            return layoutError("field '" + f.name + "' names an unknown plane");
-          cp.cells.push_back({plane, f.offset + li * layerBytes});
-        }
-        m->compressors_.push_back(cp);
-      }
-      for (size_t i : picks)
-        used[i] = true;
-    }
-    for (const SolvedFieldWindow &fw : rs.fieldWindows) {
-      const SolvedField *f = layout.field(fw.field);
-      int64_t plane = planeIndex(fw.plane);
-      if (!f || plane < 0 || fw.rowsPerWindowRow < 1)
-        return layoutError("field window '" + fw.field + "' is incomplete");
-      for (int64_t li : probeLayers(f->layers)) {
-        WindowProbe w;
-        w.layer = -1;
-        w.params = paramsOf(fw.window);
-        w.baseRow = li * fw.layerStrideRows;
-        w.planeOffset = m->planeOffsets_[size_t(plane)];
-        w.viewRowBytes = m->planeRowBytes_[size_t(plane)] * fw.rowsPerWindowRow;
-        m->windows_.push_back(w);
-      }
-    }
-    if (m->windows_.empty())
-      return layoutError("the row space has no layer");
+    Status st = m->setUpRowSpace(layout);
+    if (!st.ok())
+      return st.error();
     return m;
   }
 
-  m->pageRegion_ = page->regionOffset.value_or(0);
-  m->pageEntryBytes_ = page->entryBytes;
-  m->pageRowBytes_ = page->entryBytes / m->blockSize_;
-  if (m->pageRowBytes_ < 16)
+  Status st = m->setUpFlat(layout, *page);
+  if (!st.ok())
+    return st.error();
+  return m;
+}
+
+Status ReferenceModel::setUpRowSpace(const SolvedLayout &layout) {
+  const SolvedRowSpace &rs = *layout.rowSpace;
+  kind_ = Kind::RowSpace;
+  if (!rs.numBlocks || !rs.numSlots || !rs.planeRows || !rs.slotPositions)
+    return layoutError("the row space is not planned (no counts)");
+  if (rs.planes.empty())
+    return layoutError("the row space has no plane");
+  if (window_ < 1)
+    return layoutError("a row-space model needs a sliding window");
+  auto geo = RowSpaceGeometry::create(rs.layerRatios, *rs.numBlocks, *rs.numSlots,
+                                      rs.ringSlots, rs.blockSize, *rs.planeRows,
+                                      rs.arenaRows, *rs.slotPositions,
+                                      rs.slotAlignRows);
+  if (!geo.ok())
+    return layoutError("row space: " + geo.error().message);
+  if (geo->slotRows() != rs.slotRows || geo->envelopeRows() != rs.envelopeRows)
+    return layoutError("the row space's slot or envelope rows disagree with "
+                       "its own ratios");
+  geo_ = geo.take();
+  for (const SolvedRowPlane &p : rs.planes) {
+    planeOffsets_.push_back(p.offset.value_or(0));
+    planeRowBytes_.push_back(p.rowBytes);
+  }
+  plane0_ = planeOffsets_[0];
+  row0_ = planeRowBytes_[0];
+  if (row0_ < 8)
+    return layoutError("plane 0's rows are narrower than 8 bytes");
+  auto planeIndex = [&](const std::string &name) -> int64_t {
+    for (size_t i = 0; i < rs.planes.size(); ++i)
+      if (rs.planes[i].name == name)
+        return int64_t(i);
+    return -1;
+  };
+  const SolvedArena *arena = layout.arenaOf(rs.slotClass);
+  if (!arena)
+    return layoutError("no state arena for slot class '" + rs.slotClass + "'");
+  std::vector<bool> used(arena->fields.size(), false);
+  for (const SolvedRowClass &c : rs.classes) {
+    if (c.layers.empty() || c.ratio < 0)
+      continue;
+    int64_t n = int64_t(c.layers.size());
+    for (int64_t li : probeLayers(n)) {
+      auto base = geo_->layerBaseRow(c.layers[size_t(li)]);
+      if (!base.ok())
+        return layoutError(base.error().message);
+      WindowProbe w;
+      w.layer = c.layers[size_t(li)];
+      w.params = paramsOf(c.window);
+      w.baseRow = *base;
+      w.planeOffset = plane0_;
+      w.viewRowBytes = row0_;
+      windows_.push_back(w);
+    }
+    if (c.ratio == 0)
+      continue;
+    if (blockSize_ % c.ratio != 0)
+      return layoutError("compress ratio " + std::to_string(c.ratio) +
+                         " does not divide the block size");
+    // The compressor's state: the unused fields with one layer per layer
+    // of the class. The ratio-4 compressor overlaps groups and keeps its
+    // state in every checkpointed such field; the others do not overlap
+    // (their state is dead at a block boundary) and take the rest.
+    bool wantCheckpointed = c.ratio == kCsaRatio;
+    std::vector<size_t> picks;
+    for (size_t i = 0; i < arena->fields.size(); ++i) {
+      const SolvedField &f = arena->fields[i];
+      if (!used[i] && !f.window && f.layers == n && f.plane &&
+          f.inCheckpoint == wantCheckpointed)
+        picks.push_back(i);
+    }
+    if (picks.empty())
+      return layoutError("no " + std::string(wantCheckpointed ? "checkpointed " : "") +
+                         "state field holds the ratio-" + std::to_string(c.ratio) +
+                         " compressor (" + std::to_string(n) + " layers)");
+    for (int64_t li : probeLayers(n)) {
+      auto base = geo_->layerBaseRow(c.layers[size_t(li)]);
+      if (!base.ok())
+        return layoutError(base.error().message);
+      CompressProbe cp;
+      cp.ratio = c.ratio;
+      cp.baseRow = *base;
+      cp.overlapping = wantCheckpointed;
+      for (size_t i : picks) {
+        const SolvedField &f = arena->fields[i];
+        int64_t layerBytes = f.bytes / f.layers;
+        if (layerBytes < 16)
+          return layoutError("field '" + f.name + "' has fewer than 16 bytes a layer");
+        int64_t plane = planeIndex(*f.plane);
+        if (plane < 0)
+          return layoutError("field '" + f.name + "' names an unknown plane");
+        cp.cells.push_back({plane, f.offset + li * layerBytes});
+      }
+      compressors_.push_back(cp);
+    }
+    for (size_t i : picks)
+      used[i] = true;
+  }
+  for (const SolvedFieldWindow &fw : rs.fieldWindows) {
+    const SolvedField *f = layout.field(fw.field);
+    int64_t plane = planeIndex(fw.plane);
+    if (!f || plane < 0 || fw.rowsPerWindowRow < 1)
+      return layoutError("field window '" + fw.field + "' is incomplete");
+    for (int64_t li : probeLayers(f->layers)) {
+      WindowProbe w;
+      w.layer = -1;
+      w.params = paramsOf(fw.window);
+      w.baseRow = li * fw.layerStrideRows;
+      w.planeOffset = planeOffsets_[size_t(plane)];
+      w.viewRowBytes = planeRowBytes_[size_t(plane)] * fw.rowsPerWindowRow;
+      windows_.push_back(w);
+    }
+  }
+  if (windows_.empty())
+    return layoutError("the row space has no layer");
+  return Status::success();
+}
+
+Status ReferenceModel::setUpFlat(const SolvedLayout &layout, const SolvedClass &page) {
+  pageRegion_ = page.regionOffset.value_or(0);
+  pageEntryBytes_ = page.entryBytes;
+  pageRowBytes_ = page.entryBytes / blockSize_;
+  if (pageRowBytes_ < 16)
     return layoutError("a PAGE row (entry_bytes / block_size) is narrower "
                        "than 16 bytes");
   for (const SolvedClass &c : layout.classes) {
@@ -197,9 +211,9 @@ ReferenceModel::create(const SolvedLayout &layout, Device &device, DevicePtr are
     if (!arena || arena->fields.empty())
       return layoutError("state class '" + c.name + "' has no fields");
     int64_t stride = arena->slotStride.value_or(c.entryBytes);
-    m->kind_ = Kind::FlatState;
-    m->stateRegion_ = c.regionOffset.value_or(0);
-    m->groupBytes_ = std::max<int64_t>(1, c.entriesPerReq) * stride;
+    kind_ = Kind::FlatState;
+    stateRegion_ = c.regionOffset.value_or(0);
+    groupBytes_ = std::max<int64_t>(1, c.entriesPerReq) * stride;
     for (size_t i = 0; i < arena->fields.size(); ++i) {
       const SolvedField &f = arena->fields[i];
       if (f.layers < 1)
@@ -211,15 +225,15 @@ ReferenceModel::create(const SolvedLayout &layout, Device &device, DevicePtr are
         StateCell cell;
         cell.offset = f.offset + l * layerBytes;
         cell.ring = std::min<int64_t>(3, layerBytes / 8 - 1);
-        m->stateCells_.push_back(cell);
+        stateCells_.push_back(cell);
       }
     }
-    if (m->stateCells_.empty())
+    if (stateCells_.empty())
       return layoutError("state class '" + c.name +
                          "' has no field wide enough for the probes");
     break;
   }
-  return m;
+  return Status::success();
 }
 
 int64_t ReferenceModel::cellOffset(const std::pair<int64_t, int64_t> &cell,

@@ -89,6 +89,8 @@ private:
   enum class Kind { Flat, FlatState, RowSpace };
   ReferenceModel(Device &d, DevicePtr a) : dev_(d), arena_(a) {}
   struct Acc; // the running sums of a forward
+  Status setUpRowSpace(const SolvedLayout &layout);
+  Status setUpFlat(const SolvedLayout &layout, const SolvedClass &page);
   /// Every access is bounds-checked against the arena: a crafted layout
   /// gets an error, never a write outside the allocation.
   Status inArena(int64_t off) const;
