@@ -80,6 +80,28 @@ Json forkManifest() {
               {"layout", layout}};
 }
 
+/// A gather kernel of the PAGE class: block ids in [0, 100) of `stride`
+/// bytes from `srcOff` in the arena to a staging item of 4096 bytes.
+Json gatherKernel(int64_t srcOff, int64_t stride = 4096) {
+  Json seg = {{"bytes", 4096},     {"dst_id", -1},         {"dst_off", 0},
+              {"dst_stride", 4096}, {"src_id", 0},          {"src_off", srcOff},
+              {"src_stride", stride}, {"what", "block"}};
+  return Json{{"name", "pool_block_gather_kv"},
+              {"kind", "block_gather"},
+              {"entity", "block"},
+              {"ids_per_item", 1},
+              {"id_range", {0, 100}},
+              {"id_tuple",
+               {{{"entity", "block"}, {"id_range", {0, 100}}, {"access", "read"}}}},
+              {"item_bytes", 4096},
+              {"staging_stride", 4096},
+              {"vec_bytes", 16},
+              {"rebase", false},
+              {"src", {{"space", "arena"}, {"id", "ids[i]"}}},
+              {"dst", {{"space", "staging"}, {"id", "i"}}},
+              {"segments", {seg}}};
+}
+
 Artifact withManifest(const std::string &text) {
   Artifact a;
   a.sections.push_back({"manifest", text});
@@ -227,4 +249,78 @@ TEST(Setup, MissingSectionsNamedByTheManifestAreRefused) {
   EXPECT_NE(c.error().message.find("says 3 bytes"), std::string::npos);
   a.sections.back().data = "abc";
   EXPECT_TRUE(cacheManagerConfig(a).ok());
+}
+
+// The arena of forkManifest() holds allocation_bytes = 409600 + 12 x 8192 =
+// 507904 bytes. A segment whose last id's last byte is the arena's last
+// byte is in bounds; one byte further is refused, naming the segment.
+TEST(Setup, KernelSegmentsMayEndAtTheArenaEndButNotPastIt) {
+  const int64_t arena = 409600 + 12 * 8192;
+  const int64_t lastFit = arena - 99 * 4096 - 4096; // 99 x stride + off + bytes
+  Json m = forkManifest();
+  m["kernels"] = Json::array({gatherKernel(lastFit)});
+  auto L = parseManifest(m.dump());
+  ASSERT_TRUE(L.ok()) << L.error().message;
+  ASSERT_EQ(L->kernels.size(), 1u);
+  EXPECT_EQ(L->kernels[0].segments[0].srcOff, lastFit);
+  EXPECT_EQ(L->kernels[0].idMax, 100);
+
+  m["kernels"] = Json::array({gatherKernel(lastFit + 1)});
+  L = parseManifest(m.dump());
+  ASSERT_FALSE(L.ok());
+  EXPECT_EQ(L.error().kind, ErrorKind::InvalidArgument);
+  EXPECT_NE(L.error().message.find(
+                "kernels[0] ('pool_block_gather_kv').segments[0]: src_id reaches "
+                "past the arena (" +
+                std::to_string(arena + 1) + " > " + std::to_string(arena) +
+                " bytes)"),
+            std::string::npos)
+      << L.error().message;
+
+  // The same through the stride: one byte more per id moves the last id's
+  // end 99 bytes further.
+  m["kernels"] = Json::array({gatherKernel(lastFit - 99, 4097)});
+  L = parseManifest(m.dump());
+  EXPECT_TRUE(L.ok()) << L.error().message;
+  m["kernels"] = Json::array({gatherKernel(lastFit - 98, 4097)});
+  L = parseManifest(m.dump());
+  ASSERT_FALSE(L.ok());
+  EXPECT_NE(L.error().message.find("reaches past the arena (" +
+                                   std::to_string(arena + 1) + " > "),
+            std::string::npos)
+      << L.error().message;
+}
+
+// A member's minimum is its smallest accepted value: one below it is refused
+// with the member named, the minimum itself is not.
+TEST(Setup, IntegersOneBelowTheirMinimumAreRefused) {
+  Json m = forkManifest();
+  m["layout"]["entry_classes"][0]["entries"] = -1;
+  EXPECT_NE(errorOf(m).find("layout.entry_classes[0].entries: -1 is below 0"),
+            std::string::npos)
+      << errorOf(m);
+  m = forkManifest();
+  m["block_threads"] = 0;
+  EXPECT_NE(errorOf(m).find("block_threads: 0 is below 1"), std::string::npos)
+      << errorOf(m);
+  m["block_threads"] = 1;
+  EXPECT_EQ(errorOf(m), "accepted");
+
+  m = forkManifest();
+  Json k = gatherKernel(0);
+  k["segments"][0]["src_off"] = -1;
+  m["kernels"] = Json::array({k});
+  auto L = parseManifest(m.dump());
+  ASSERT_FALSE(L.ok());
+  EXPECT_NE(L.error().message.find("segments[0].src_off: -1 is below 0"),
+            std::string::npos)
+      << L.error().message;
+  k = gatherKernel(0);
+  k["id_range"] = {0, 0};
+  m["kernels"] = Json::array({k});
+  L = parseManifest(m.dump());
+  ASSERT_FALSE(L.ok());
+  EXPECT_NE(L.error().message.find("id_range[1]: 0 is below 1"),
+            std::string::npos)
+      << L.error().message;
 }
