@@ -1,6 +1,7 @@
 //===- Engine.cpp - The serving loop over a compiled artifact -------------===//
 
 #include "poolrt/serve/Engine.h"
+#include "poolrt/serve/Mix.h"
 
 #include "poolrt/BlockHash.h"
 #include "poolrt/Setup.h"
@@ -16,12 +17,6 @@ namespace serve {
 
 namespace {
 
-uint64_t splitmix(uint64_t x) {
-  x += 0x9E3779B97F4A7C15ull;
-  x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ull;
-  x = (x ^ (x >> 27)) * 0x94D049BB133111EBull;
-  return x ^ (x >> 31);
-}
 
 uint64_t tokensChecksum(const std::vector<int64_t> &tokens) {
   // int64 little-endian, as the hash chain reads token ids.
@@ -165,32 +160,41 @@ void Engine::submit(const Trace &trace) {
     const TraceRequest &t = trace.requests[i - base];
     if (t.followUpOf >= 0 && size_t(t.followUpOf) < i - base)
       continue; // queued when the turn before it ends
-    int64_t need = s->req.numTokens() + s->maxOutput + options_.numSpec;
-    if (need > tokenLimit_) {
-      RequestOutcome &o = outcomes_[s->index];
-      o.refused = true;
-      o.promptTokens = s->req.numTokens();
-      o.reason = "needs " + std::to_string(need) +
-                 " tokens (prompt + output + drafts); the model holds at most " +
-                 std::to_string(tokenLimit_);
-      s->done = true;
-      ++counters_.requestsRefused;
-      // Its follow-ups can never start either.
-      std::vector<Seq *> stack = s->followers;
-      while (!stack.empty()) {
-        Seq *f = stack.back();
-        stack.pop_back();
-        f->done = true;
-        outcomes_[f->index].refused = true;
-        outcomes_[f->index].reason = "the turn it follows was refused";
-        ++counters_.requestsRefused;
-        stack.insert(stack.end(), f->followers.begin(), f->followers.end());
-      }
+    if (refuseIfTooLong(*s))
       continue;
-    }
     waiting_.push_back(s);
   }
   publishSnapshot();
+}
+
+void Engine::refuse(Seq &s, const std::string &reason) {
+  // The request and every turn that follows it, which can never start.
+  std::vector<Seq *> stack{&s};
+  std::string why = reason;
+  while (!stack.empty()) {
+    Seq *r = stack.back();
+    stack.pop_back();
+    if (r->done)
+      continue;
+    RequestOutcome &o = outcomes_[r->index];
+    o.refused = true;
+    o.reason = r == &s ? why : "the turn it follows was refused";
+    if (o.promptTokens == 0)
+      o.promptTokens = r->req.numTokens();
+    r->done = true;
+    ++counters_.requestsRefused;
+    stack.insert(stack.end(), r->followers.begin(), r->followers.end());
+  }
+}
+
+bool Engine::refuseIfTooLong(Seq &s) {
+  int64_t need = s.req.numTokens() + s.maxOutput + options_.numSpec;
+  if (need <= tokenLimit_)
+    return false;
+  refuse(s, "needs " + std::to_string(need) +
+                " tokens (prompt + output + drafts); the model holds at most " +
+                std::to_string(tokenLimit_));
+  return true;
 }
 
 int32_t Engine::stateId(const Seq &s) const {
@@ -457,22 +461,14 @@ Status Engine::finishSeq(Seq &s) {
   ++counters_.requestsFinished;
   running_.erase(std::find(running_.begin(), running_.end(), &s));
   for (Seq *f : s.followers) {
+    if (f->done)
+      continue;
     f->req.tokens = s.req.tokens;
     f->req.tokens.insert(f->req.tokens.end(), f->followUpTokens.begin(),
                          f->followUpTokens.end());
     f->req.numPromptTokens = f->req.numTokens();
-    int64_t need = f->req.numTokens() + f->maxOutput + options_.numSpec;
-    if (need > tokenLimit_) {
-      outcomes_[f->index].refused = true;
-      outcomes_[f->index].promptTokens = f->req.numTokens();
-      outcomes_[f->index].reason =
-          "needs " + std::to_string(need) +
-          " tokens (prompt + output + drafts); the model holds at most " +
-          std::to_string(tokenLimit_);
-      f->done = true;
-      ++counters_.requestsRefused;
-      continue; // (its own follow-ups stay unstarted: counted at the end)
-    }
+    if (refuseIfTooLong(*f))
+      continue;
     waiting_.push_back(f);
   }
   return Status::success();
@@ -579,13 +575,8 @@ Result<bool> Engine::step() {
       if (idle == kDrainPasses) {
         Seq *s = waiting_.front();
         waiting_.pop_front();
-        RequestOutcome &o = outcomes_[s->index];
-        o.refused = true;
-        o.promptTokens = s->req.numTokens();
-        o.reason = "cannot be admitted into an idle engine (blocks or state "
-                   "groups the artifact does not have)";
-        s->done = true;
-        ++counters_.requestsRefused;
+        refuse(*s, "cannot be admitted into an idle engine (blocks or state "
+                   "groups the artifact does not have)");
       }
     }
     publishSnapshot();
@@ -615,15 +606,6 @@ Status Engine::run(const std::function<void()> &progress) {
     if (!*more)
       break;
   }
-  // Follow-ups of refused follow-ups never started: say so.
-  for (auto &s : seqs_)
-    if (!s->done) {
-      RequestOutcome &o = outcomes_[s->index];
-      o.refused = true;
-      o.reason = "the turn it follows was refused";
-      s->done = true;
-      ++counters_.requestsRefused;
-    }
   publishSnapshot();
   return Status::success();
 }

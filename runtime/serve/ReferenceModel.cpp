@@ -1,6 +1,7 @@
 //===- ReferenceModel.cpp - A tiny stateful model over the compiled layout ===//
 
 #include "poolrt/serve/ReferenceModel.h"
+#include "poolrt/serve/Mix.h"
 
 #include <algorithm>
 
@@ -9,12 +10,6 @@ namespace serve {
 
 namespace {
 
-uint64_t splitmix(uint64_t x) {
-  x += 0x9E3779B97F4A7C15ull;
-  x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ull;
-  x = (x ^ (x >> 27)) * 0x94D049BB133111EBull;
-  return x ^ (x >> 31);
-}
 uint64_t mix(uint64_t a, uint64_t b) { return splitmix(a ^ splitmix(b)); }
 /// The weight of position `q` in an attention sum: odd, so no row cancels.
 uint64_t weight(int64_t q) { return 2 * uint64_t(q) + 1; }

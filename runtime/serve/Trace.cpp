@@ -7,6 +7,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "poolrt/serve/Trace.h"
+#include "poolrt/serve/Mix.h"
 
 #include <nlohmann/json.hpp>
 
@@ -29,12 +30,6 @@ namespace {
 /// allocate gigabytes.
 constexpr int64_t kMaxTraceTokens = int64_t(1) << 24;
 
-uint64_t splitmix(uint64_t x) {
-  x += 0x9E3779B97F4A7C15ull;
-  x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ull;
-  x = (x ^ (x >> 27)) * 0x94D049BB133111EBull;
-  return x ^ (x >> 31);
-}
 
 Error lineError(const std::string &source, int64_t line, const std::string &what) {
   return Error::invalid(source + ":" + std::to_string(line) + ": error: " + what);

@@ -160,6 +160,11 @@ private:
                           int64_t rejected);
   Status finishSeq(Seq &s);
   Status preempt(Seq &s);
+  /// Refuse `s` with `reason`, and every turn that follows it.
+  void refuse(Seq &s, const std::string &reason);
+  /// Refuse `s` if it can never fit (prompt + output + drafts past the
+  /// token limit); true when refused.
+  bool refuseIfTooLong(Seq &s);
   void publishSnapshot();
   int64_t acceptedDrafts(const Seq &s) const;
   int32_t stateId(const Seq &s) const;
