@@ -14,6 +14,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstdlib>
+#include <filesystem>
 #include <fstream>
 #include <limits>
 #include <map>
@@ -232,6 +233,9 @@ Result<Trace> parseTrace(const std::string &text, const std::string &source,
 }
 
 Result<Trace> readTraceFile(const std::string &path, const TraceOptions &options) {
+  std::error_code ec;
+  if (std::filesystem::is_directory(path, ec))
+    return Error::invalid(path + ": error: is a directory, not a trace");
   std::ifstream f(path, std::ios::binary);
   if (!f)
     return Error::invalid(path + ": error: cannot open the trace");

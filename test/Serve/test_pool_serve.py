@@ -173,6 +173,12 @@ def test_refusals(llama, args, words):
     assert p.returncode != 0 and words in p.stderr, p.stderr
 
 
+def test_a_directory_is_not_a_trace(llama, tmp_path):
+    p = serve(str(tmp_path), "--artifact", llama, check=False)
+    assert p.returncode == 1
+    assert "%s: error: is a directory, not a trace" % tmp_path in p.stderr
+
+
 def test_corrupt_artifact(tmp_path, llama):
     bad = tmp_path / "bad.poolpack"
     data = bytearray(open(llama, "rb").read())
