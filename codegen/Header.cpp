@@ -8,6 +8,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "codegen/Header.h"
+#include "codegen/Report.h"
 #include "dialects/Pool/IR/PoolOps.h"
 
 #include "llvm/ADT/StringExtras.h"
@@ -269,6 +270,133 @@ POOLC_HD constexpr i64 arena_end_row(i64 slot) { return slot_begin_row(slot) + k
 )";
 }
 
+/// `n` items of `T` (at least one element: C++ has no empty arrays).
+template <typename F>
+static void table(llvm::raw_ostream &os, StringRef type, StringRef name,
+                  size_t n, F item) {
+  os << "constexpr int kNum" << name << " = " << n << ";\n"
+     << "constexpr " << type << " k" << name << "[" << std::max<size_t>(n, 1)
+     << "] = {";
+  if (n == 0)
+    os << "{}";
+  for (size_t i = 0; i < n; ++i) {
+    os << (i ? ",\n    {" : "\n    {");
+    item(i);
+    os << "}";
+  }
+  os << "};\n";
+}
+
+static void windowInit(llvm::raw_ostream &os, const poolrt::SolvedWindow &w) {
+  os << "{" << w.ringStart << "LL, " << w.slotRows << "LL, " << w.ringSlots
+     << "LL, " << w.ringStride << "LL, " << w.runRows << "LL}";
+}
+
+/// The serving view: the same solved numbers as tables an engine kernel
+/// written once for every model can walk (which fields a state group
+/// holds, which row classes a row space has), plus the layout fingerprint.
+/// Read from the one typed struct (solvedLayoutOf), like the report.
+static LogicalResult emitServingView(ModelOp model, const std::string &ns,
+                                     llvm::raw_ostream &os) {
+  FailureOr<poolrt::SolvedLayout> solved = solvedLayoutOf(model, ReportInputs{});
+  if (failed(solved))
+    return failure();
+  const poolrt::SolvedLayout &L = *solved;
+  // A kernel written once for every model names the layout through these
+  // (the first header included wins; include one layout per file).
+  os << "} // namespace " << ns << "\n} // namespace poolc\n"
+     << "#ifndef POOLC_LAYOUT_NS\n#define POOLC_LAYOUT_NS ::poolc::" << ns
+     << "\n#define POOLC_LAYOUT_ROW_SPACE " << (L.rowSpace ? 1 : 0)
+     << "\n#endif\nnamespace poolc {\nnamespace " << ns << " {\n"
+     << "// In its own namespace: no name here can meet a class's constants.\n"
+     << "namespace view {\n\n";
+  os << "// ---- serving view: the solved numbers as tables ----\n"
+     << "// poolrt::layoutFingerprint of this layout: a kernel compiled "
+        "against this\n// header runs only on an artifact whose manifest "
+        "has the same one.\n"
+     << "constexpr unsigned long long kLayoutFingerprint = "
+     << poolrt::layoutFingerprintText(poolrt::layoutFingerprint(L))
+     << "ULL;\nconstexpr const char *kModelName = \"" << L.model << "\";\n";
+  if (const poolrt::SolvedClass *page = L.page())
+    os << "// the PAGE class '" << page->name << "'\n"
+       << "constexpr i64 kPageEntries = " << page->entries << "LL;\n"
+       << "constexpr i64 kPageEntryBytes = " << page->entryBytes << "LL;\n"
+       << "constexpr i64 kPageRegionOffset = " << page->regionOffset.value_or(0)
+       << "LL;\n";
+  // The state a request holds: the slot class of a row space, else the
+  // first STATE class with request groups.
+  const poolrt::SolvedClass *state = nullptr;
+  if (L.rowSpace)
+    state = L.classNamed(L.rowSpace->slotClass);
+  for (const poolrt::SolvedClass &c : L.classes)
+    if (!state && !c.isPage() && c.requestGroups > 0)
+      state = &c;
+  const poolrt::SolvedArena *arena = state ? L.arenaOf(state->name) : nullptr;
+  std::vector<poolrt::SolvedField> fields;
+  if (arena)
+    fields = arena->fields;
+  auto planeIndex = [&](const std::optional<std::string> &name) -> int64_t {
+    if (!name || !L.rowSpace)
+      return -1;
+    for (size_t i = 0; i < L.rowSpace->planes.size(); ++i)
+      if (L.rowSpace->planes[i].name == *name)
+        return int64_t(i);
+    return -1;
+  };
+  os << "// the state class a request holds a group of ('"
+     << (state ? state->name : std::string("none")) << "')\n"
+     << "constexpr int kHasStateGroups = " << (state && state->requestGroups > 0)
+     << ";\n";
+  int64_t stride = !state ? 0
+                   : arena && arena->slotStride ? *arena->slotStride
+                                                : state->entryBytes;
+  os << "constexpr i64 kStateGroups = " << (state ? state->requestGroups : 0)
+     << "LL;\n"
+     << "constexpr i64 kStateRegionOffset = "
+     << (state ? state->regionOffset.value_or(0) : 0) << "LL;\n"
+     << "// bytes of one request's group: entries_per_req entries of the slot "
+        "stride\n"
+     << "constexpr i64 kStateGroupBytes = "
+     << (state ? std::max<int64_t>(1, state->entriesPerReq) * stride : 0)
+     << "LL;\n";
+  os << "// offset: in an entry (flat) or from the slot start in its plane (row "
+        "space)\n"
+     << "struct FieldView {\n  i64 offset, layer_bytes, layers, plane, "
+        "in_checkpoint, window;\n};\n";
+  table(os, "FieldView", "StateFields", fields.size(), [&](size_t i) {
+    const poolrt::SolvedField &f = fields[i];
+    os << f.offset << "LL, " << (f.layers > 0 ? f.bytes / f.layers : 0) << "LL, "
+       << f.layers << "LL, " << planeIndex(f.plane) << "LL, " << f.inCheckpoint
+       << ", " << f.window;
+  });
+  if (!L.rowSpace) {
+    os << "} // namespace view\n";
+    return success();
+  }
+  const poolrt::SolvedRowSpace &rs = *L.rowSpace;
+  os << "struct RowClassView {\n  i64 ratio, num_layers, first_layer, "
+        "last_layer;\n  WindowParams window;\n};\n";
+  table(os, "RowClassView", "RowClasses", rs.classes.size(), [&](size_t i) {
+    const poolrt::SolvedRowClass &c = rs.classes[i];
+    os << c.ratio << "LL, " << c.layers.size() << "LL, "
+       << (c.layers.empty() ? -1 : c.layers.front()) << "LL, "
+       << (c.layers.empty() ? -1 : c.layers.back()) << "LL, ";
+    windowInit(os, c.window);
+  });
+  os << "struct FieldWindowView {\n  i64 plane, rows_per_window_row, "
+        "layer_stride_rows, layers;\n  WindowParams window;\n};\n";
+  table(os, "FieldWindowView", "FieldWindows", rs.fieldWindows.size(),
+        [&](size_t i) {
+          const poolrt::SolvedFieldWindow &fw = rs.fieldWindows[i];
+          const poolrt::SolvedField *f = L.field(fw.field);
+          os << planeIndex(fw.plane) << "LL, " << fw.rowsPerWindowRow << "LL, "
+             << fw.layerStrideRows << "LL, " << (f ? f->layers : 0) << "LL, ";
+          windowInit(os, fw.window);
+        });
+  os << "} // namespace view\n";
+  return success();
+}
+
 LogicalResult mlir::pool::emitAddressHeader(ModelOp model,
                                             llvm::raw_ostream &os) {
   if (failed(model.requirePlanned()))
@@ -280,6 +408,8 @@ LogicalResult mlir::pool::emitAddressHeader(ModelOp model,
   RowSpaceOp rs = model.getRowSpace();
   emitFields(model, rs, os);
   if (!rs) {
+    if (failed(emitServingView(model, ns, os)))
+      return failure();
     emitEpilogue(ns, os);
     return success();
   }
@@ -287,6 +417,8 @@ LogicalResult mlir::pool::emitAddressHeader(ModelOp model,
   emitWindows(model, rs, os);
   emitRowFunctions(os);
   os << "\n";
+  if (failed(emitServingView(model, ns, os)))
+    return failure();
   emitEpilogue(ns, os);
   return success();
 }

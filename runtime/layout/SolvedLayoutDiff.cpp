@@ -4,18 +4,26 @@
 // one that differs by its report path. The round-trip tests use it to
 // compare what the compiler solved with what the manifest reader read.
 //
+// The same walk, hashing one layout, gives its layout fingerprint.
+//
 //===----------------------------------------------------------------------===//
 
 #include "poolrt/SolvedLayout.h"
 
 #include <cstring>
+#include <vector>
+
+#define XXH_STATIC_LINKING_ONLY
+#include <xxhash.h>
 #include <type_traits>
 
 namespace poolrt {
 
 namespace {
 
-class Differ {
+/// What the walk does at its leaves: compare two layouts (Differ) or hash
+/// one (Hasher, which walks a layout against itself).
+class DiffLeaf {
 public:
   std::string found;
 
@@ -24,24 +32,89 @@ public:
     if (found.empty())
       found = path;
   }
-
-  void cmp(const std::string &p, int64_t a, int64_t b) {
+  void leaf(const std::string &p, int64_t a, int64_t b) {
     if (a != b)
       mark(p + " (" + std::to_string(a) + " vs " + std::to_string(b) + ")");
   }
-  void cmp(const std::string &p, int a, int b) { cmp(p, int64_t(a), int64_t(b)); }
-  void cmp(const std::string &p, bool a, bool b) {
+  void leaf(const std::string &p, bool a, bool b) {
     if (a != b)
       mark(p);
   }
-  void cmp(const std::string &p, double a, double b) {
+  void leaf(const std::string &p, double a, double b) {
     // Bitwise: a report keeps the exact double (and +-inf).
     if (std::memcmp(&a, &b, sizeof a) != 0)
       mark(p);
   }
-  void cmp(const std::string &p, const std::string &a, const std::string &b) {
+  void leaf(const std::string &p, const std::string &a, const std::string &b) {
     if (a != b)
       mark(p + " ('" + a + "' vs '" + b + "')");
+  }
+  /// Whether the walk goes into the elements.
+  bool sizes(const std::string &p, size_t a, size_t b) {
+    if (a == b)
+      return true;
+    mark(p + " (length " + std::to_string(a) + " vs " + std::to_string(b) + ")");
+    return false;
+  }
+  bool presence(const std::string &p, bool a, bool b) {
+    if (a == b)
+      return a;
+    mark(p + " (null in one)");
+    return false;
+  }
+};
+
+/// XXH64 over every value in walk order, with lengths and presence, so two
+/// layouts hash equal exactly when they are equal member by member (the
+/// members under `skip` aside).
+class HashLeaf {
+public:
+  HashLeaf() { XXH64_reset(&st, 0); }
+  std::vector<std::string> skip; // path prefixes left out
+  XXH64_state_t st;
+
+  bool done() const { return false; }
+  bool skipped(const std::string &p) const {
+    for (const std::string &s : skip)
+      if (p.compare(0, s.size(), s) == 0 &&
+          (p.size() == s.size() || p[s.size()] == '.' || p[s.size()] == '['))
+        return true;
+    return false;
+  }
+  void put(const void *d, size_t n) { XXH64_update(&st, d, n); }
+  void leaf(const std::string &p, int64_t a, int64_t) {
+    if (!skipped(p))
+      put(&a, sizeof a);
+  }
+  void leaf(const std::string &p, bool a, bool) { leaf(p, int64_t(a), 0); }
+  void leaf(const std::string &p, double a, double) {
+    if (!skipped(p))
+      put(&a, sizeof a);
+  }
+  void leaf(const std::string &p, const std::string &a, const std::string &) {
+    leaf(p, int64_t(a.size()), 0);
+    if (!skipped(p))
+      put(a.data(), a.size());
+  }
+  bool sizes(const std::string &p, size_t a, size_t) {
+    leaf(p, int64_t(a), 0);
+    return true;
+  }
+  bool presence(const std::string &p, bool a, bool) {
+    leaf(p, a, false);
+    return a;
+  }
+};
+
+/// Walks two layouts member by member; the Leaf decides what a member is.
+template <class Leaf> class Walker : public Leaf {
+public:
+  void cmp(const std::string &p, int64_t a, int64_t b) { this->leaf(p, a, b); }
+  void cmp(const std::string &p, int a, int b) { this->leaf(p, int64_t(a), int64_t(b)); }
+  void cmp(const std::string &p, bool a, bool b) { this->leaf(p, a, b); }
+  void cmp(const std::string &p, double a, double b) { this->leaf(p, a, b); }
+  void cmp(const std::string &p, const std::string &a, const std::string &b) {
+    this->leaf(p, a, b);
   }
   void cmp(const std::string &p, const ByteRange &a, const ByteRange &b) {
     cmp(p + "[0]", a.offset, b.offset);
@@ -50,26 +123,20 @@ public:
   template <typename E>
   auto cmp(const std::string &p, E a, E b)
       -> std::enable_if_t<std::is_enum_v<E>> {
-    if (a != b)
-      mark(p);
+    this->leaf(p, int64_t(a), int64_t(b));
   }
   template <typename T>
   void cmp(const std::string &p, const std::optional<T> &a,
            const std::optional<T> &b) {
-    if (a.has_value() != b.has_value())
-      mark(p + " (null in one)");
-    else if (a)
+    if (this->presence(p, a.has_value(), b.has_value()))
       cmp(p, *a, *b);
   }
   template <typename T>
   void cmp(const std::string &p, const std::vector<T> &a,
            const std::vector<T> &b) {
-    if (a.size() != b.size()) {
-      mark(p + " (length " + std::to_string(a.size()) + " vs " +
-           std::to_string(b.size()) + ")");
+    if (!this->sizes(p, a.size(), b.size()))
       return;
-    }
-    for (size_t i = 0; i < a.size() && !done(); ++i)
+    for (size_t i = 0; i < a.size() && !this->done(); ++i)
       cmp(p + "[" + std::to_string(i) + "]", a[i], b[i]);
   }
   template <typename A, typename B>
@@ -276,7 +343,7 @@ public:
 } // namespace
 
 std::string firstDifference(const SolvedLayout &a, const SolvedLayout &b) {
-  Differ d;
+  Walker<DiffLeaf> d;
   d.cmp("", a, b);
   if (!d.found.empty() && d.found[0] == '.')
     return d.found.substr(1);
@@ -285,6 +352,24 @@ std::string firstDifference(const SolvedLayout &a, const SolvedLayout &b) {
 
 bool SolvedLayout::operator==(const SolvedLayout &o) const {
   return firstDifference(*this, o).empty();
+}
+
+uint64_t layoutFingerprint(const SolvedLayout &layout) {
+  Walker<HashLeaf> h;
+  // Provenance, the inputs that asked for the layout and what only an
+  // artifact adds: none of it moves a byte.
+  h.skip = {".source", ".inputs", ".fingerprint", ".block_threads",
+            ".targets", ".kernels", ".header_section"};
+  h.cmp("", layout, layout);
+  return XXH64_digest(&h.st);
+}
+
+std::string layoutFingerprintText(uint64_t fp) {
+  static const char *hex = "0123456789abcdef";
+  std::string s = "0x";
+  for (int i = 15; i >= 0; --i)
+    s += hex[(fp >> (4 * i)) & 15];
+  return s;
 }
 
 } // namespace poolrt

@@ -123,10 +123,17 @@ Result<std::unique_ptr<Engine>> Engine::create(const Artifact &artifact,
                           "image_store / image_restore kernel");
   if (e->stateful_ && cfg->transfer.forks() && !e->groupCopy_)
     return Error::invalid("the artifact forks state groups but has no group_copy kernel");
-  auto model = ReferenceModel::create(L, device, e->arena_->base());
-  if (!model.ok())
-    return model.error();
-  e->model_ = model.take();
+  if (!options.modelKernel.empty()) {
+    auto kernel = KernelModel::load(options.modelKernel, L, device, e->arena_->base());
+    if (!kernel.ok())
+      return kernel.error();
+    e->model_ = kernel.take();
+  } else {
+    auto model = ReferenceModel::create(L, device, e->arena_->base());
+    if (!model.ok())
+      return model.error();
+    e->model_ = model.take();
+  }
   e->counters_.blocksTotal = cfg->numBlocks;
   e->counters_.groupsTotal = cfg->numGroups;
   e->publishSnapshot();

@@ -147,6 +147,18 @@ TEST(RoundTrip, EveryBundledModelReadsBackAsTheCompilerWroteIt) {
       EXPECT_EQ(poolrt::firstDifference(c.layout, *fromArtifact), "");
       EXPECT_TRUE(c.layout == *fromArtifact);
 
+      // The header carries the layout fingerprint the runtime recomputes
+      // from the manifest it read (a kernel built on the header is matched
+      // with its artifact by it); the report, without kernels, has the same.
+      uint64_t fp = poolrt::layoutFingerprint(*fromArtifact);
+      const poolrt::ArtifactSection *header = c.artifact.find("header");
+      ASSERT_NE(header, nullptr);
+      EXPECT_NE(header->data.find("kLayoutFingerprint = " +
+                                  poolrt::layoutFingerprintText(fp) + "ULL;"),
+                std::string::npos)
+          << poolrt::layoutFingerprintText(fp);
+      EXPECT_EQ(poolrt::layoutFingerprint(reportPart(c.layout)), fp);
+
       // The report, through the same reader.
       auto fromReport = poolrt::parseReport(reportText(c.layout));
       ASSERT_TRUE(fromReport.ok()) << fromReport.error().message;
@@ -184,6 +196,38 @@ TEST(RoundTrip, TheComparisonNamesTheMemberThatDiffers) {
   other = c.layout;
   other.classes[0].transfer = poolrt::SolvedTransfer{};
   EXPECT_NE(poolrt::firstDifference(c.layout, other), "");
+}
+
+TEST(RoundTrip, TheLayoutFingerprintSeesEveryPlacementAndNothingElse) {
+  Compiled c;
+  ASSERT_TRUE(compile(std::string(POOLC_MODELS_DIR) + "/deepseek-v4-flash-fp8.yaml",
+                      {150 * GiB, 256}, c));
+  const uint64_t fp = poolrt::layoutFingerprint(c.layout);
+  auto changes = [&](auto edit) {
+    poolrt::SolvedLayout other = c.layout;
+    edit(other);
+    return poolrt::layoutFingerprint(other) != fp;
+  };
+  // What places a byte changes it, at every depth of the walk.
+  EXPECT_TRUE(changes([](auto &L) { *L.rowSpace->planes[1].offset += 256; }));
+  EXPECT_TRUE(changes([](auto &L) { L.arenas[0].fields[0].offset += 16; }));
+  EXPECT_TRUE(changes([](auto &L) { L.classes[0].entries -= 1; }));
+  EXPECT_TRUE(changes([](auto &L) { L.rowSpace->classes[0].window.ringStart += 1; }));
+  EXPECT_TRUE(changes([](auto &L) { L.rowSpace->numSlots.reset(); }));
+  EXPECT_TRUE(changes([](auto &L) { L.arenas[0].fields[0].fill = -L.arenas[0].fields[0].fill - 1; }));
+  EXPECT_TRUE(changes([](auto &L) { L.arenas[0].fields.pop_back(); }));
+  EXPECT_TRUE(changes([](auto &L) { L.model += "x"; }));
+  // Lengths are hashed: moving an element between adjacent lists changes it.
+  EXPECT_TRUE(changes([](auto &L) {
+    L.rowSpace->classes[0].layers.push_back(L.rowSpace->classes[1].layers.front());
+    L.rowSpace->classes[1].layers.erase(L.rowSpace->classes[1].layers.begin());
+  }));
+  // Provenance, inputs and what only an artifact adds do not.
+  EXPECT_FALSE(changes([](auto &L) { L.source = "/elsewhere/model.yaml"; }));
+  EXPECT_FALSE(changes([](auto &L) { L.inputs.budgetBytes += 1; }));
+  EXPECT_FALSE(changes([](auto &L) { L.kernels.clear(); }));
+  EXPECT_FALSE(changes([](auto &L) { L.fingerprint = "0x0"; }));
+  EXPECT_EQ(poolrt::layoutFingerprintText(0xa24d54ca163fe7c8ull), "0xa24d54ca163fe7c8");
 }
 
 TEST(RoundTrip, AnEditedManifestReadsBackDifferently) {

@@ -7,6 +7,13 @@
 # manifest breaks one offset on purpose (mutate_artifact.py) must make the
 # same comparison fail.
 #
+# With KERNEL_DIR (build/lib), every model is replayed a third time through
+# its compiled model kernel (libpoolmodel-MODEL.so: token_model.h built
+# against the model's address header at BUDGET / SEQS): its outputs must
+# be byte-identical to the manifest-driven reference model's, and the
+# kernel must be refused on the broken artifacts (their layout fingerprint
+# is another) and on another model's artifact.
+#
 #   identity.sh POOLC POOL_SERVE PYTHONPATH WORKDIR [MODEL.yaml ...]
 set -euo pipefail
 POOLC=$1 SERVE=$2 PYPATH=$3 WORK=$4
@@ -14,6 +21,7 @@ shift 4
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 MODELS=("$@")
 [ ${#MODELS[@]} -gt 0 ] || MODELS=("$ROOT"/models/*.yaml)
+BUDGET=${BUDGET:-4GiB} SEQS=${SEQS:-16} KERNEL_DIR=${KERNEL_DIR:-}
 TRACE=${TRACE:-multi-turn:conversations=250,turns=4,system-tokens=256,user-max=96,output-max=32}
 mkdir -p "$WORK"
 failed=0
@@ -42,22 +50,62 @@ compare() { # NAME ARTIFACT SPEC EXPECT(same|differ)
     echo "  $name: the cache on never hit"; failed=1
   fi
 }
+kernel_run() { # NAME ARTIFACT SPEC KERNEL: the kernel's outputs against the reference's
+  local name=$1 art=$2 spec=$3 lib=$4
+  if ! "$SERVE" replay "$TRACE" --artifact "$art" --num-spec "$spec" \
+      --max-num-seqs 12 --checkpoint-interval 256 --progress none --model-kernel "$lib" \
+      --outputs "$WORK/$name-kernel.jsonl" --summary "$WORK/$name-kernel.json" \
+      > "$WORK/$name-kernel.log" 2>&1; then
+    echo "$name (kernel): pool-serve failed:"; tail -3 "$WORK/$name-kernel.log"; failed=1; return 0
+  fi
+  if ! grep -q '"model_impl": "kernel ' "$WORK/$name-kernel.json"; then
+    echo "$name (kernel): the summary does not name the kernel"; failed=1
+  fi
+  if cmp -s "$WORK/$name-on.jsonl" "$WORK/$name-kernel.jsonl"; then
+    printf '%-40s header kernel == manifest reference\n' "$name"
+  else
+    echo "$name: the header kernel's outputs differ from the reference model's"; failed=1
+  fi
+}
+kernel_refused() { # NAME ARTIFACT KERNEL: must be refused, naming the fingerprint
+  local name=$1 art=$2 lib=$3
+  if "$SERVE" replay "$TRACE" --artifact "$art" --progress none --model-kernel "$lib" \
+      > "$WORK/$name-refused.log" 2>&1; then
+    echo "$name: the kernel was accepted on an artifact of another layout"; failed=1
+  elif grep -q "was compiled against layout" "$WORK/$name-refused.log"; then
+    printf '%-40s kernel refused (layout fingerprint)\n' "$name"
+  else
+    echo "$name: refused for another reason:"; tail -2 "$WORK/$name-refused.log"; failed=1
+  fi
+}
 for m in "${MODELS[@]}"; do
   n=$(basename "$m" .yaml)
-  "$POOLC" "$m" --budget 4GiB --max-num-seqs 16 --targets host -o "$WORK/$n.poolpack"
-  spec=$("$POOLC" "$m" --budget 4GiB --max-num-seqs 16 --emit=report | \
+  "$POOLC" "$m" --budget "$BUDGET" --max-num-seqs "$SEQS" --targets host -o "$WORK/$n.poolpack"
+  spec=$("$POOLC" "$m" --budget "$BUDGET" --max-num-seqs "$SEQS" --emit=report | \
          python3 -c "import json,sys; print(json.load(sys.stdin)['geometry'].get('spec_depth', 0))")
   compare "$n" "$WORK/$n.poolpack" "$spec" same
+  if [ -n "$KERNEL_DIR" ]; then
+    kernel_run "$n" "$WORK/$n.poolpack" "$spec" "$KERNEL_DIR/libpoolmodel-$n.so"
+  fi
 done
+if [ -n "$KERNEL_DIR" ] && [ -f "$WORK/llama-3.1-8b.poolpack" ]; then
+  kernel_refused qwen-kernel-on-llama "$WORK/llama-3.1-8b.poolpack" "$KERNEL_DIR/libpoolmodel-qwen3.5-27b.so"
+  "$POOLC" "$ROOT/models/llama-3.1-8b.yaml" --budget 3GiB --max-num-seqs "$SEQS" --targets host -o "$WORK/llama-3g.poolpack"
+  kernel_refused llama-kernel-other-budget "$WORK/llama-3g.poolpack" "$KERNEL_DIR/libpoolmodel-llama-3.1-8b.so"
+fi
 # One offset broken on purpose: the comparison must fail.
 if [ -f "$WORK/deepseek-v4-flash-dspark-fp8.poolpack" ]; then
   python3 "$ROOT/test/Serve/mutate_artifact.py" "$PYPATH" "$WORK/deepseek-v4-flash-dspark-fp8.poolpack" \
     "$WORK/v4-moved-field.poolpack" field csa_idx_kv 2600000
   compare v4-moved-field "$WORK/v4-moved-field.poolpack" 3 differ
+  [ -n "$KERNEL_DIR" ] && kernel_refused v4-moved-field "$WORK/v4-moved-field.poolpack" \
+    "$KERNEL_DIR/libpoolmodel-deepseek-v4-flash-dspark-fp8.so"
 fi
 if [ -f "$WORK/qwen3.5-27b.poolpack" ]; then
   python3 "$ROOT/test/Serve/mutate_artifact.py" "$PYPATH" "$WORK/qwen3.5-27b.poolpack" \
     "$WORK/qwen-moved-region.poolpack" region state -4096
   compare qwen-moved-region "$WORK/qwen-moved-region.poolpack" 0 differ
+  [ -n "$KERNEL_DIR" ] && kernel_refused qwen-moved-region "$WORK/qwen-moved-region.poolpack" \
+    "$KERNEL_DIR/libpoolmodel-qwen3.5-27b.so"
 fi
 exit $failed

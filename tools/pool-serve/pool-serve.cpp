@@ -43,6 +43,7 @@ namespace {
 struct Args {
   std::string trace, artifact, device = "host", listen, summary, outputs;
   bool noPrefixCache = false, fixedBoundary = false;
+  std::string modelKernel;
   int64_t numSpec = 0, maxNumSeqs = 0, maxBatchedTokens = 2048;
   int64_t interval = kDefaultCheckpointInterval, acceptPercent = 70;
   int64_t prefixOutputTokens = 16, maxModelLen = 0, lingerMs = 0, boundaryChurn = 0;
@@ -72,6 +73,7 @@ std::string summaryJson(const Args &a, const Engine &e, const Trace &trace,
   j["artifact"] = a.artifact;
   j["model"] = e.layout().model;
   j["device"] = device;
+  j["model_impl"] = e.model().describe();
   j["trace"] = {{"source", trace.source}, {"format", trace.format},
                 {"requests", trace.requests.size()}};
   j["prefix_cache"] = !a.noPrefixCache;
@@ -234,6 +236,7 @@ int replay(const Args &a) {
   o.maxModelLen = a.maxModelLen;
   o.elasticBoundary = !a.fixedBoundary;
   o.boundaryChurn = a.boundaryChurn;
+  o.modelKernel = a.modelKernel;
   auto engine = Engine::create(*artifact, **device, o);
   if (!engine.ok())
     return fail(a.artifact + ": " + engine.error().message);
@@ -301,6 +304,10 @@ int main(int argc, char **argv) {
   rep->add_option("--device", a.device, "host, cuda or hip")
       ->check(CLI::IsMember({"host", "cuda", "hip"}));
   rep->add_flag("--no-prefix-cache", a.noPrefixCache, "run every request cold");
+  rep->add_option("--model-kernel", a.modelKernel,
+                  "forward through this compiled model kernel (libpoolmodel-MODEL.so, "
+                  "built against the artifact's header) instead of the manifest-driven "
+                  "reference model");
   rep->add_flag("--fixed-boundary", a.fixedBoundary,
                 "row-space models: never move the block/slot boundary");
   rep->add_option("--listen", a.listen, "serve /metrics on HOST:PORT (port 0: any)");

@@ -260,6 +260,18 @@ struct SolvedLayout {
 /// or "" when equal. For tests and for messages.
 std::string firstDifference(const SolvedLayout &a, const SolvedLayout &b);
 
+/// The layout fingerprint: XXH64 over every solved member in walk order
+/// (the same walk as firstDifference), leaving out provenance (`source`),
+/// the inputs that asked for the layout, and what only an artifact adds
+/// (kernels, targets, the artifact fingerprint). Two layouts that place
+/// every byte identically have the same one. The address header carries
+/// it (kLayoutFingerprint), so a kernel compiled against the header can be
+/// matched with the artifact it runs on: the runtime recomputes it from
+/// the manifest it read, never trusting a stored copy.
+uint64_t layoutFingerprint(const SolvedLayout &layout);
+/// "0x" + 16 lower-case hex digits.
+std::string layoutFingerprintText(uint64_t fp);
+
 /// Parses the JSON report (`poolc --emit=report`). Kernels, targets and the
 /// fingerprint stay empty.
 Result<SolvedLayout> parseReport(const std::string &json);

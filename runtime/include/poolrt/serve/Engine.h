@@ -78,6 +78,10 @@ struct ServeOptions {
   /// to max_num_seqs, whatever the mix; live slots and blocks move with
   /// the generated copy kernels.
   int64_t boundaryChurn = 0;
+  /// A compiled model kernel (libpoolmodel-MODEL.so, built against this
+  /// artifact's header) to forward through instead of the manifest-driven
+  /// reference model; "": the reference model.
+  std::string modelKernel;
 };
 
 /// What happened to one request of the trace.
@@ -140,7 +144,7 @@ public:
   const std::vector<double> &stepOverheadMicros() const { return overheadUs_; }
   const SolvedLayout &layout() const { return layout_; }
   CacheManager &cache() { return *cache_; }
-  const ReferenceModel &model() const { return *model_; }
+  const Model &model() const { return *model_; }
   int64_t maxNumSeqs() const { return maxNumSeqs_; }
   int64_t tokenLimit() const { return tokenLimit_; }
   /// What the last step ran: a prefill batch or not, and how many requests.
@@ -175,7 +179,7 @@ private:
   std::unique_ptr<DeviceArena> arena_;
   std::unique_ptr<KernelLauncher> launcher_;
   std::unique_ptr<CacheManager> cache_;
-  std::unique_ptr<ReferenceModel> model_;
+  std::unique_ptr<Model> model_;
   const KernelInfo *imageStore_ = nullptr, *imageRestore_ = nullptr,
                    *groupCopy_ = nullptr, *blockCopy_ = nullptr, *slotCopy_ = nullptr;
   bool stateful_ = false;

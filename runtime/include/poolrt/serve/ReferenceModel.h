@@ -39,6 +39,7 @@
 #include "poolrt/CacheManager.h"
 #include "poolrt/Device.h"
 #include "poolrt/RowSpace.h"
+#include "poolrt/serve/Model.h"
 #include "poolrt/SolvedLayout.h"
 
 #include <cstdint>
@@ -53,7 +54,7 @@ namespace serve {
 /// Output token ids lie in [0, kModelVocab).
 constexpr int64_t kModelVocab = int64_t(1) << 20;
 
-class ReferenceModel {
+class ReferenceModel : public Model {
 public:
   /// Errors name what the layout lacks (no PAGE class, a row narrower than
   /// the probes, a compressed class without a state field, ...).
@@ -71,19 +72,21 @@ public:
   /// rejected drafts).
   Result<int64_t> forward(Request &r, int32_t stateId, int64_t start,
                           int64_t count, bool extend = false,
-                          int64_t rejected = 0);
+                          int64_t rejected = 0) override;
 
   /// A checksum of everything a forward at position `pos` would read:
   /// the attention sums over the rows before `pos` and the state as loaded
   /// for it. Equal states give equal checksums.
-  Result<uint64_t> stateChecksum(const Request &r, int32_t stateId, int64_t pos);
+  Result<uint64_t> stateChecksum(const Request &r, int32_t stateId,
+                                 int64_t pos) override;
 
   bool hasState() const { return kind_ != Kind::Flat; }
   /// 8-byte reads and writes so far (each is one device copy).
-  int64_t accesses() const { return accesses_; }
+  int64_t accesses() const override { return accesses_; }
+  std::string describe() const override { return "reference (manifest)"; }
   bool isRowSpace() const { return kind_ == Kind::RowSpace; }
 
-  ~ReferenceModel();
+  ~ReferenceModel() override;
 
 private:
   enum class Kind { Flat, FlatState, RowSpace };
