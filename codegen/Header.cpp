@@ -151,6 +151,19 @@ static void emitEpilogue(const std::string &ns, llvm::raw_ostream &os) {
   os << "} // namespace " << ns << "\n} // namespace poolc\n\n#endif\n";
 }
 
+/// A table as a function of its index, `fallback` outside it: device code
+/// compiled by nvcc may use namespace-scope constexpr scalars but not index
+/// a constexpr array, so the address functions read these instead.
+static void switchFunction(llvm::raw_ostream &os, StringRef name,
+                           StringRef param, StringRef var,
+                           ArrayRef<int64_t> values, int64_t fallback) {
+  os << "POOLC_HD constexpr i64 " << name << "(" << param << ") {\n  switch ("
+     << var << ") {\n";
+  for (auto [i, v] : llvm::enumerate(values))
+    os << "  case " << i << ": return " << v << "LL;\n";
+  os << "  default: return " << fallback << "LL;\n  }\n}\n";
+}
+
 /// The row space's geometry: rows, counts, slot positions, planes.
 static void emitRowSpaceConstants(RowSpaceOp rs, llvm::raw_ostream &os) {
   os << "// ---- row space ----\n"
@@ -181,6 +194,8 @@ static void emitRowSpaceConstants(RowSpaceOp rs, llvm::raw_ostream &os) {
      << "] = ";
   list(os, *rs.getPlaneOffsets());
   os << ";\n";
+  switchFunction(os, "plane_row_bytes", "int plane", "plane", rs.getPlaneWidths(), 0);
+  switchFunction(os, "plane_offset", "int plane", "plane", *rs.getPlaneOffsets(), 0);
   for (auto [p, name] : llvm::enumerate(rs.getPlaneNames()))
     os << "constexpr int kPlane" << constName(cast<StringAttr>(name).getValue())
        << " = " << p << ";\n";
@@ -233,7 +248,9 @@ static void emitWindows(ModelOp model, RowSpaceOp rs, llvm::raw_ostream &os) {
            "layers (absent ones have base -1)");
   os << "constexpr i64 kLayerBaseRow[" << base.size() << "] = ";
   list(os, base);
-  os << ";\n\n";
+  os << ";\n// A layer's view starts at its base row (-1: absent layer, no view).\n";
+  switchFunction(os, "layer_base_row", "i64 layer", "layer", base, -1);
+  os << "\n";
 }
 
 /// The address formulas of poolrt/RowSpace.h for device code.
@@ -250,16 +267,14 @@ POOLC_HD constexpr i64 window_row(const WindowParams &p, i64 slot, i64 pos) {
 POOLC_HD constexpr i64 compress_row(i64 block, i64 row) {
   return block * kEnvelopeRows + row;
 }
-// A layer's view starts at its base row (-1: absent layer, no view).
-POOLC_HD constexpr i64 layer_base_row(i64 layer) { return kLayerBaseRow[layer]; }
 POOLC_HD constexpr i64 absolute_row(i64 layer, i64 index) {
-  return kLayerBaseRow[layer] + index;
+  return layer_base_row(layer) + index;
 }
 // The one place a row becomes a byte offset: 64-bit, always.
 POOLC_HD constexpr i64 row_offset(i64 row, i64 row_bytes) { return row * row_bytes; }
 // Byte offset of `row` in plane `plane` from the allocation start.
 POOLC_HD constexpr i64 plane_byte_offset(int plane, i64 row) {
-  return kPlaneOffset[plane] + row_offset(row, kPlaneRowBytes[plane]);
+  return plane_offset(plane) + row_offset(row, plane_row_bytes(plane));
 }
 // Slot group (0 = topmost) -> physical slot position.
 POOLC_HD constexpr i64 physical_slot(i64 group) { return kSlotPositions - 1 - group; }

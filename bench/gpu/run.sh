@@ -6,6 +6,7 @@
 # Then, through the device tool, carrying .gpu-carry:
 #   bash bench/gpu/run.sh device      # builds gpu_check there, runs it
 #   bash bench/gpu/run.sh device-serve  # only pool-serve's engine on CUDA
+#   bash bench/gpu/run.sh device-kernel # only the model kernel (nvcc) on CUDA
 # The device step needs only CUDA, g++ and the carried files.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
@@ -14,12 +15,38 @@ BUDGET=${BUDGET:-64GiB}
 SEQS=${SEQS:-256}
 BUILD=${BUILD:-build}   # the build directory holding bin/poolc, bin/pool-kernel-check
 SERVE_TRACE=${SERVE_TRACE:-multi-turn:conversations=24,turns=3,system-tokens=512,output-max=24}
+# 1,000 requests through the model kernel built with nvcc against the header.
+SERVE_TRACE_1K=${SERVE_TRACE_1K:-multi-turn:conversations=250,turns=4,system-tokens=512,user-max=96,output-max=32}
+build_serve_device() {
+  g++ -O2 -std=c++17 -Iruntime/include -Imodels/reference -I.gpu-carry test/Serve/serve_device.cpp \
+    runtime/serve/*.cpp runtime/device/*.cpp runtime/pools/*.cpp runtime/layout/*.cpp \
+    -DXXH_INLINE_ALL -ldl -o /tmp/serve_device
+}
+serve_kernel_on_device() {
+  echo
+  echo "== the reference-model kernel (token_model.h) built by nvcc against each artifact's header =="
+  nvcc --version | tail -2 | head -1
+  for m in v4:3 qwen:0; do
+    n=${m%%:*}
+    nvcc -O2 -std=c++17 -arch=sm_90 -shared -Xcompiler -fPIC -include ".gpu-carry/serve/$n.h" \
+      -Imodels/reference models/reference/cuda_ops.cu -o "/tmp/libpoolmodel-$n-cuda.so"
+    for pc in on off; do
+      out="/tmp/$n-kernel-cuda-$pc.jsonl"
+      t0=$(date +%s.%N)
+      /tmp/serve_device ".gpu-carry/serve/$n.poolpack" cuda "$SERVE_TRACE_1K" "${m##*:}" 256 $pc \
+        "/tmp/libpoolmodel-$n-cuda.so" > "$out"
+      t1=$(date +%s.%N)
+      if cmp -s "$out" ".gpu-carry/serve/$n-host-1k-$pc.jsonl"; then same=identical; else same=DIFFERENT; fi
+      echo "$n cache $pc: $(wc -l < "$out") requests through the CUDA kernel, outputs $same to the host reference's ($(python3 -c "print(round($t1-$t0,1))" 2>/dev/null || echo ?) s)"
+    done
+    if cmp -s "/tmp/$n-kernel-cuda-on.jsonl" "/tmp/$n-kernel-cuda-off.jsonl"; then same=identical; else same=DIFFERENT; fi
+    echo "$n through the CUDA kernel: cache on and off $same"
+  done
+}
 serve_on_device() {
   echo
   echo "== pool-serve's engine on CUDA: outputs against the host's, cache on and off =="
-  g++ -O2 -std=c++17 -Iruntime/include -I.gpu-carry test/Serve/serve_device.cpp \
-    runtime/serve/*.cpp runtime/device/*.cpp runtime/pools/*.cpp runtime/layout/*.cpp \
-    -DXXH_INLINE_ALL -ldl -o /tmp/serve_device
+  build_serve_device
   for m in v4:3 qwen:0; do
     for pc in on off; do
       out="/tmp/${m%%:*}-cuda-$pc.jsonl"
@@ -58,7 +85,27 @@ prepare)
       "./$BUILD/bin/pool-serve" replay "$SERVE_TRACE" --artifact ".gpu-carry/serve/${m%%:*}.poolpack" \
         --num-spec "${m##*:}" --checkpoint-interval 256 --progress none $flag \
         --outputs ".gpu-carry/serve/${m%%:*}-host-$pc.jsonl"
+      "./$BUILD/bin/pool-serve" replay "$SERVE_TRACE_1K" --artifact ".gpu-carry/serve/${m%%:*}.poolpack" \
+        --num-spec "${m##*:}" --checkpoint-interval 256 --progress none $flag \
+        --outputs ".gpu-carry/serve/${m%%:*}-host-1k-$pc.jsonl" --summary ".gpu-carry/serve/${m%%:*}-host-1k-$pc.json"
     done
+  done
+  # The address headers the model kernel is built against there, and the
+  # same kernel built here for the host against them: its outputs must
+  # already equal the reference model's.
+  "./$BUILD/bin/poolc" models/deepseek-v4-flash-dspark-fp8.yaml --budget 96GiB --max-num-seqs 256 \
+    --emit=header -o .gpu-carry/serve/v4.h
+  "./$BUILD/bin/poolc" models/qwen3.5-27b.yaml --budget 96GiB --max-num-seqs 256 \
+    --emit=header -o .gpu-carry/serve/qwen.h
+  for m in v4:3 qwen:0; do
+    n=${m%%:*}
+    g++ -O2 -std=c++17 -shared -fPIC -include ".gpu-carry/serve/$n.h" -Imodels/reference \
+      models/reference/host_ops.cpp -o "/tmp/libpoolmodel-$n-host.so"
+    "./$BUILD/bin/pool-serve" replay "$SERVE_TRACE_1K" --artifact ".gpu-carry/serve/$n.poolpack" \
+      --num-spec "${m##*:}" --checkpoint-interval 256 --progress none \
+      --model-kernel "/tmp/libpoolmodel-$n-host.so" --outputs "/tmp/$n-host-kernel-1k.jsonl"
+    cmp "/tmp/$n-host-kernel-1k.jsonl" ".gpu-carry/serve/$n-host-1k-on.jsonl"
+    echo "$n: the host kernel built on the 96 GiB header equals the reference model (1,000 requests)"
   done
   cp /usr/include/xxhash.h .gpu-carry/   # Debian's libxxhash-dev header, used header-only there
   rm -rf .gpu-carry/nlohmann && cp -r /usr/include/nlohmann .gpu-carry/  # nlohmann-json3-dev, header-only
@@ -84,13 +131,20 @@ device)
     "/tmp/${t%%:*}_e2e" ".gpu-carry/${t##*:}.poolpack" cuda
   done
   serve_on_device
+  serve_kernel_on_device
   ;;
 device-serve) # only the serving comparison
   nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv,noheader || true
   serve_on_device
+  serve_kernel_on_device
+  ;;
+device-kernel) # only the model kernel on CUDA, 1,000 requests
+  nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv,noheader || true
+  build_serve_device
+  serve_kernel_on_device
   ;;
 *)
-  echo "usage: bench/gpu/run.sh prepare|device|device-serve" >&2
+  echo "usage: bench/gpu/run.sh prepare|device|device-serve|device-kernel" >&2
   exit 2
   ;;
 esac

@@ -20,6 +20,7 @@
 namespace {
 
 struct Buffers {
+  poolmodel::Plan *plan = nullptr; // buildPlan(), copied once
   poolmodel_call *call = nullptr;
   int *table = nullptr;
   long long *tokens = nullptr;
@@ -50,6 +51,14 @@ int fail(poolmodel_call *c) {
 
 int run(unsigned long long arena, poolmodel_call *c, int checksum) {
   long long tokensLen = checksum || !c->extend ? c->tokens_len : c->start + c->count;
+  if (!g_buf.plan) {
+    poolmodel::Plan p = poolmodel::buildPlan();
+    if (cudaMalloc(reinterpret_cast<void **>(&g_buf.plan), sizeof p) != cudaSuccess ||
+        cudaMemcpy(g_buf.plan, &p, sizeof p, cudaMemcpyHostToDevice) != cudaSuccess) {
+      g_buf.plan = nullptr;
+      return fail(c);
+    }
+  }
   if (!g_buf.call && cudaMalloc(reinterpret_cast<void **>(&g_buf.call), sizeof(poolmodel_call)) != cudaSuccess)
     return fail(c);
   if (!grow(reinterpret_cast<void **>(&g_buf.table), g_buf.tableCap, c->table_len + 1, sizeof(int)) ||
@@ -64,7 +73,7 @@ int run(unsigned long long arena, poolmodel_call *c, int checksum) {
       cudaMemcpy(g_buf.tokens, hostTokens, size_t(c->tokens_len) * sizeof(long long), cudaMemcpyHostToDevice) != cudaSuccess ||
       cudaMemcpy(g_buf.call, &d, sizeof d, cudaMemcpyHostToDevice) != cudaSuccess)
     return fail(c);
-  poolmodel_kernel<<<1, 1>>>(reinterpret_cast<unsigned char *>(arena), g_buf.call, checksum);
+  poolmodel_kernel<<<1, 1>>>(reinterpret_cast<unsigned char *>(arena), g_buf.call, g_buf.plan, checksum);
   if (cudaDeviceSynchronize() != cudaSuccess ||
       cudaMemcpy(&d, g_buf.call, sizeof d, cudaMemcpyDeviceToHost) != cudaSuccess)
     return fail(c);

@@ -19,11 +19,13 @@
 #define POOLMODEL_GLOBAL __global__
 #endif
 
+// `plan`: poolmodel::buildPlan(), made on the host and copied to the device.
 extern "C" POOLMODEL_GLOBAL void poolmodel_kernel(unsigned char *arena,
                                                   poolmodel_call *call,
+                                                  const poolmodel::Plan *plan,
                                                   int checksum) {
   if (checksum)
-    poolmodel::checksum(arena, *call);
+    poolmodel::checksum(arena, *call, *plan);
   else
-    poolmodel::forward(arena, *call);
+    poolmodel::forward(arena, *call, *plan);
 }

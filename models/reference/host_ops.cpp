@@ -11,12 +11,17 @@
 
 namespace {
 
+const poolmodel::Plan &plan() {
+  static const poolmodel::Plan p = poolmodel::buildPlan();
+  return p;
+}
+
 int forwardHost(unsigned long long arena, poolmodel_call *c) {
-  return poolmodel::forward(reinterpret_cast<unsigned char *>(arena), *c);
+  return poolmodel::forward(reinterpret_cast<unsigned char *>(arena), *c, plan());
 }
 
 int checksumHost(unsigned long long arena, poolmodel_call *c) {
-  return poolmodel::checksum(reinterpret_cast<unsigned char *>(arena), *c);
+  return poolmodel::checksum(reinterpret_cast<unsigned char *>(arena), *c, plan());
 }
 
 const poolmodel_ops kOps = {POOLMODEL_ABI_VERSION, poolmodel::V::kModelName,

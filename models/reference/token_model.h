@@ -19,6 +19,11 @@
 // every block id against the PAGE class: a wrong call gets an error code,
 // never a write outside the arena.
 //
+// The header's tables are read on the host only (makePlan): nvcc lets
+// device code use namespace-scope constexpr scalars but not index constexpr
+// arrays, so the probe plan is built once on the host and handed to the
+// device code, which reads scalars and the plan.
+//
 //===----------------------------------------------------------------------===//
 #ifndef POOLMODEL_TOKEN_MODEL_H
 #define POOLMODEL_TOKEN_MODEL_H
@@ -131,9 +136,13 @@ struct CompProbe {
   i64 ratio, base_row;
   bool overlapping;
   int cells;
-  i64 cell_plane[kMaxFields], cell_off[kMaxFields];
+  // a cell's plane offset, row bytes and offset from the slot start
+  i64 cell_plane_off[kMaxFields], cell_row_bytes[kMaxFields], cell_off[kMaxFields];
 };
 struct Plan {
+  int error;
+  i64 error_at;
+  i64 plane0_off, plane0_row; // plane 0: window and compressed rows
   int windows, comps;
   WindowProbe w[kMaxWindows];
   CompProbe c[kMaxComp];
@@ -143,8 +152,10 @@ struct Plan {
 /// of every row class, the compressor state in the unused fields with one
 /// layer per layer of the class (checkpointed ones for the ratio-4
 /// compressor), and the first and last layer of every window field.
-POOLC_HD inline bool makePlan(Plan &pl, Mem &m) {
+inline bool makePlan(Plan &pl, Mem &m) {
   pl.windows = pl.comps = 0;
+  pl.plane0_off = L::kPlaneOffset[0];
+  pl.plane0_row = L::kPlaneRowBytes[0];
   if (L::kSlidingWindow < 1 || L::kPlaneRowBytes[0] < 8)
     return m.fail(POOLMODEL_NO_PLAN, 0);
   bool used[kMaxFields] = {};
@@ -186,7 +197,10 @@ POOLC_HD inline bool makePlan(Plan &pl, Mem &m) {
         const V::FieldView &f = V::kStateFields[picks[j]];
         if (f.layer_bytes < 16)
           return m.fail(POOLMODEL_NO_PLAN, f.offset);
-        cp.cell_plane[j] = f.plane;
+        if (f.plane >= L::kNumPlanes)
+          return m.fail(POOLMODEL_NO_PLAN, f.plane);
+        cp.cell_plane_off[j] = L::kPlaneOffset[f.plane];
+        cp.cell_row_bytes[j] = L::kPlaneRowBytes[f.plane];
         cp.cell_off[j] = f.offset + li[k] * f.layer_bytes;
       }
     }
@@ -195,7 +209,7 @@ POOLC_HD inline bool makePlan(Plan &pl, Mem &m) {
   }
   for (int i = 0; i < V::kNumFieldWindows; ++i) {
     const V::FieldWindowView &fw = V::kFieldWindows[i];
-    if (fw.plane < 0 || fw.rows_per_window_row < 1)
+    if (fw.plane < 0 || fw.plane >= L::kNumPlanes || fw.rows_per_window_row < 1)
       return m.fail(POOLMODEL_NO_PLAN, i);
     i64 li[2];
     int np = probes(fw.layers, li);
@@ -220,12 +234,11 @@ POOLC_HD inline i64 windowAt(const WindowProbe &w, i64 slot, i64 pos) {
   return w.plane_offset + (w.base_row + L::window_row(w.p, slot, pos)) * w.view_row_bytes;
 }
 POOLC_HD inline i64 cellAt(const CompProbe &cp, int f, i64 slotBegin) {
-  return L::kPlaneOffset[cp.cell_plane[f]] +
-         slotBegin * L::kPlaneRowBytes[cp.cell_plane[f]] + cp.cell_off[f];
+  return cp.cell_plane_off[f] + slotBegin * cp.cell_row_bytes[f] + cp.cell_off[f];
 }
-POOLC_HD inline i64 compressedAt(const CompProbe &cp, i64 block, i64 pos) {
+POOLC_HD inline i64 compressedAt(const Plan &pl, const CompProbe &cp, i64 block, i64 pos) {
   i64 row = cp.base_row + block * L::kEnvelopeRows + (pos % L::kBlockSize) / cp.ratio;
-  return L::kPlaneOffset[0] + row * L::kPlaneRowBytes[0];
+  return pl.plane0_off + row * pl.plane0_row;
 }
 
 POOLC_HD inline bool begin(const Plan &pl, const poolmodel_call &c, i64 pos, Acc &a, Mem &m) {
@@ -245,7 +258,7 @@ POOLC_HD inline bool begin(const Plan &pl, const poolmodel_call &c, i64 pos, Acc
     for (i64 j = 0; j < pos / cp.ratio; ++j) {
       i64 b = 0;
       u64 v = 0;
-      if (!blockOf(c, j * cp.ratio, b, m) || !m.read(compressedAt(cp, b, j * cp.ratio), v))
+      if (!blockOf(c, j * cp.ratio, b, m) || !m.read(compressedAt(pl, cp, b, j * cp.ratio), v))
         return false;
       a.compSum += weight(j) * v;
     }
@@ -293,7 +306,7 @@ POOLC_HD inline bool step(const Plan &pl, const poolmodel_call &c, i64 pos, i64 
     u64 v = 0;
     if (!blockOf(c, pos, b, m))
       return false;
-    i64 at = compressedAt(cp, b, pos);
+    i64 at = compressedAt(pl, cp, b, pos);
     if (!m.write(at, rowValue) || !m.read(at, v))
       return false;
     a.compSum += weight(pos / cp.ratio) * v;
@@ -350,13 +363,15 @@ constexpr int kMaxCells = 2 * kMaxFields;
 constexpr bool kStateful = V::kHasStateGroups != 0;
 
 struct Plan {
+  int error;
+  i64 error_at;
   int cells;
   i64 cell_off[kMaxCells], ring[kMaxCells];
 };
 
 /// The state cells: the first and last layer of every field at least 8
 /// bytes a layer, each a recurrent value and a conv ring of up to three.
-POOLC_HD inline bool makePlan(Plan &pl, Mem &m) {
+inline bool makePlan(Plan &pl, Mem &m) {
   pl.cells = 0;
   if (kPageRowBytes < 16)
     return m.fail(POOLMODEL_NO_PLAN, 0);
@@ -485,7 +500,17 @@ POOLC_HD inline bool stateIdOk(const poolmodel_call &c) {
 }
 
 /// One forward of `count` positions from `start` (ReferenceModel::forward).
-POOLC_HD inline int forward(unsigned char *arena, poolmodel_call &c) {
+/// The probe plan, built once on the host from the header's tables.
+inline Plan buildPlan() {
+  Plan pl{};
+  Mem m{nullptr, 0, POOLMODEL_OK, 0};
+  makePlan(pl, m);
+  pl.error = m.error;
+  pl.error_at = m.error_at;
+  return pl;
+}
+
+POOLC_HD inline int forward(unsigned char *arena, poolmodel_call &c, const Plan &pl) {
   Mem m{arena, 0, POOLMODEL_OK, 0};
   c.error = POOLMODEL_OK;
   c.accesses = 0;
@@ -496,11 +521,15 @@ POOLC_HD inline int forward(unsigned char *arena, poolmodel_call &c) {
     c.error_at = c.start;
     return c.error;
   }
-  Plan pl;
+  if (pl.error != POOLMODEL_OK) {
+    c.error = pl.error;
+    c.error_at = pl.error_at;
+    return c.error;
+  }
   Acc a;
   u64 hidden = 0;
   i64 next = 0;
-  bool ok = makePlan(pl, m) && begin(pl, c, c.start, a, m);
+  bool ok = begin(pl, c, c.start, a, m);
   for (i64 i = 0; ok && i < c.count; ++i) {
     i64 pos = c.start + i;
     ok = step(pl, c, pos, c.tokens[pos], a, hidden, m);
@@ -517,7 +546,7 @@ POOLC_HD inline int forward(unsigned char *arena, poolmodel_call &c) {
 }
 
 /// A checksum of everything a forward at `start` would read.
-POOLC_HD inline int checksum(unsigned char *arena, poolmodel_call &c) {
+POOLC_HD inline int checksum(unsigned char *arena, poolmodel_call &c, const Plan &pl) {
   Mem m{arena, 0, POOLMODEL_OK, 0};
   c.error = POOLMODEL_OK;
   c.accesses = 0;
@@ -526,9 +555,13 @@ POOLC_HD inline int checksum(unsigned char *arena, poolmodel_call &c) {
     c.error_at = c.start;
     return c.error;
   }
-  Plan pl;
+  if (pl.error != POOLMODEL_OK) {
+    c.error = pl.error;
+    c.error_at = pl.error_at;
+    return c.error;
+  }
   Acc a;
-  if (makePlan(pl, m) && begin(pl, c, c.start, a, m))
+  if (begin(pl, c, c.start, a, m))
     c.checksum = checksumOf(a, pl, c.start);
   c.accesses = m.accesses;
   c.error = m.error;

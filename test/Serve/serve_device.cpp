@@ -1,6 +1,9 @@
 //===- serve_device.cpp - The serving loop on any backend, outputs only ---===//
 //
-//   serve_device ARTIFACT BACKEND TRACE NUM_SPEC INTERVAL on|off
+//   serve_device ARTIFACT BACKEND TRACE NUM_SPEC INTERVAL on|off [MODEL_KERNEL]
+//
+// MODEL_KERNEL: a compiled model kernel (libpoolmodel-MODEL[-cuda].so) to
+// forward through instead of the manifest-driven reference model.
 //
 // Replays TRACE (a file or multi-turn:...) through the engine on BACKEND
 // (host, cuda, hip) and prints pool-serve's --outputs lines: one per
@@ -23,8 +26,8 @@ using namespace poolrt;
 using namespace poolrt::serve;
 
 int main(int argc, char **argv) {
-  if (argc != 7) {
-    std::fprintf(stderr, "usage: %s ARTIFACT BACKEND TRACE NUM_SPEC INTERVAL on|off\n", argv[0]);
+  if (argc != 7 && argc != 8) {
+    std::fprintf(stderr, "usage: %s ARTIFACT BACKEND TRACE NUM_SPEC INTERVAL on|off [MODEL_KERNEL]\n", argv[0]);
     return 2;
   }
   auto artifact = readArtifactFile(argv[1]);
@@ -41,6 +44,8 @@ int main(int argc, char **argv) {
   o.numSpec = std::atoll(argv[4]);
   o.policy.checkpointIntervalTokens = std::atoll(argv[5]);
   o.policy.prefixCaching = std::string(argv[6]) == "on";
+  if (argc == 8)
+    o.modelKernel = argv[7];
   auto engine = Engine::create(*artifact, **dev, o);
   if (!engine.ok()) {
     std::fprintf(stderr, "serve_device: error: %s\n", engine.error().message.c_str());
@@ -66,10 +71,10 @@ int main(int argc, char **argv) {
   std::fputs(outcomesJsonl(e.outcomes()).c_str(), stdout);
   EngineSnapshot x = e.snapshot();
   std::fprintf(stderr,
-               "serve_device %s on %s, prefix cache %s: %" PRId64 " requests, hit %.1f%%, "
+               "serve_device %s on %s (%s), prefix cache %s: %" PRId64 " requests, hit %.1f%%, "
                "%" PRId64 " image stores, %" PRId64 " restores, %" PRId64
                " fork copies, %" PRId64 " model accesses, %.1f s\n",
-               e.layout().model.c_str(), (*dev)->name(), argv[6], x.requestsTotal,
+               e.layout().model.c_str(), (*dev)->name(), e.model().describe().c_str(), argv[6], x.requestsTotal,
                100 * x.stats.hit(), x.imageStores, x.imageRestores, x.forkCopies, e.model().accesses(), s);
   return 0;
 }
