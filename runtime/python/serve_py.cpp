@@ -155,7 +155,8 @@ void bindServe(py::module_ &m) {
                        int64_t maxNumSeqs, int64_t maxBatchedTokens, int64_t numSpec,
                        int64_t acceptPercent, uint64_t seed, int64_t interval,
                        bool prefixCaching, int64_t maxModelLen, bool referenceModel,
-                       bool elasticBoundary, int64_t boundaryChurn) {
+                       bool elasticBoundary, int64_t boundaryChurn,
+                       const std::string &modelKernel) {
              auto p = std::make_unique<PyEngine>();
              Artifact a = take(readArtifactFile(artifact));
              p->device = take(openDevice(device));
@@ -171,6 +172,7 @@ void bindServe(py::module_ &m) {
              o.runModel = referenceModel;
              o.elasticBoundary = elasticBoundary;
              o.boundaryChurn = boundaryChurn;
+             o.modelKernel = modelKernel;
              p->engine = take(Engine::create(a, *p->device, o));
              return p;
            }),
@@ -180,8 +182,10 @@ void bindServe(py::module_ &m) {
            py::arg("checkpoint_interval") = kDefaultCheckpointInterval,
            py::arg("prefix_caching") = true, py::arg("max_model_len") = 0,
            py::arg("reference_model") = true, py::arg("elastic_boundary") = true,
-           py::arg("boundary_churn") = 0,
-           "Load a .poolpack on a backend (host, cuda, hip); every count from the artifact")
+           py::arg("boundary_churn") = 0, py::arg("model_kernel") = "",
+           "Load a .poolpack on a backend (host, cuda, hip); every count from the artifact. "
+           "model_kernel: a compiled model kernel (libpoolmodel-MODEL.so, built against "
+           "this artifact's header) to forward through instead of the reference model")
       .def("submit", [](PyEngine &p, py::handle requests) { submitTrace(p, requestsArg(requests)); },
            py::arg("requests"),
            "Queue requests: a list of dicts {prompt: [int], max_output: int, name: str, "

@@ -37,6 +37,7 @@ double micros(Clock::duration d) {
 
 struct Engine::Seq {
   size_t index = 0;
+  uint64_t seedIndex = 0; // TraceRequest::seedIndex, or index
   Request req;
   int64_t maxOutput = 0;
   int64_t newPromptTokens = 0; // a follow-up's own tokens (for the limit)
@@ -146,6 +147,7 @@ void Engine::submit(const Trace &trace) {
     const TraceRequest &t = trace.requests[i];
     auto s = std::make_unique<Seq>();
     s->index = seqs_.size();
+    s->seedIndex = t.seedIndex >= 0 ? uint64_t(t.seedIndex) : uint64_t(s->index);
     s->req.id = int64_t(s->index) + 1;
     s->req.state.hasPerReqCache = stateful_;
     s->maxOutput = t.maxOutput;
@@ -211,7 +213,7 @@ int32_t Engine::stateId(const Seq &s) const {
 }
 
 int64_t Engine::acceptedDrafts(const Seq &s) const {
-  uint64_t x = splitmix(options_.seed ^ splitmix(uint64_t(s.index) << 24 ^
+  uint64_t x = splitmix(options_.seed ^ splitmix(s.seedIndex << 24 ^
                                                  uint64_t(s.decodeSteps)));
   int64_t a = 0;
   while (a < options_.numSpec) {

@@ -3,8 +3,9 @@
 
   scrape_race.py POOL_SERVE ARTIFACT
 
-Replays a multi-turn trace with --listen while four client threads scrape
-/metrics and /debug/cache_stats as fast as they can, until the replay ends.
+Replays a multi-turn trace on two ranks (two engines stepping on their own
+threads) with --listen while four client threads scrape /metrics and
+/debug/cache_stats as fast as they can, until the replay ends.
 Fails if pool-serve exits non-zero (TSAN_OPTIONS exitcode), prints a
 ThreadSanitizer report, or no scrape landed during the replay.
 """
@@ -19,7 +20,8 @@ def main():
     serve, artifact = sys.argv[1:3]
     p = subprocess.Popen(
         [serve, "replay", "multi-turn:conversations=48,turns=3", "--artifact", artifact,
-         "--listen", "127.0.0.1:0", "--progress", "none", "--linger-ms", "500"],
+         "--ranks", "2", "--listen", "127.0.0.1:0", "--progress", "none",
+         "--linger-ms", "500"],
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     first = p.stderr.readline()
     m = re.search(r"127\.0\.0\.1:(\d+)/metrics", first)

@@ -26,7 +26,7 @@ WORK = os.environ["SERVE_WORK"]
 
 
 def compile_model(name, budget="2GiB", seqs=16):
-    out = os.path.join(WORK, name + ".poolpack")
+    out = os.path.join(WORK, name + ("" if budget == "2GiB" else "-" + budget) + ".poolpack")
     if not os.path.exists(out):
         subprocess.run([POOLC, os.path.join(MODELS, name + ".yaml"), "--budget", budget,
                         "--max-num-seqs", str(seqs), "--targets", "host", "-o", out],
@@ -68,7 +68,8 @@ def families(text):
             continue
         if line.startswith("#") or not line:
             continue
-        m = re.fullmatch(r'([a-z_:]+)(\{[a-z_]+="[a-z_]+"\})? (-?\d+)', line)
+        m = re.fullmatch(r'([a-z_:]+)(\{[a-z_]+="[a-z0-9_]+"(,[a-z_]+="[a-z0-9_]+")*\})? (-?\d+)',
+                         line)
         assert m, "not a sample line: %r" % line
         assert m.group(1) in declared, "sample before its TYPE: %r" % line
     return fams
@@ -133,6 +134,60 @@ def test_metrics_scraped_during_replay(llama):
     assert value(last, "poolserve:blocks", state="total") > 0
     assert stats["ranks"] == 1 and stats["cached_tokens"] == s["hit_tokens"]
     assert stats["full_tokens"] == s["cache_stats"]["full_tokens"]
+
+
+def test_ranks_split_conversations_and_their_counters_sum(v4):
+    """--ranks 3: three engines on their own threads; /metrics has every
+    sample once per rank, /debug/cache_stats sums them, the summary counts
+    them together, and the outputs equal a one-rank replay's (a request's
+    answer does not depend on the rank that runs it)."""
+    trace = "multi-turn:conversations=30,turns=3,system-tokens=256,output-max=16"
+    one = os.path.join(WORK, "ranks1.jsonl")
+    serve(trace, "--artifact", v4, "--num-spec", "3", "--outputs", one)
+    three, summary = os.path.join(WORK, "ranks3.jsonl"), os.path.join(WORK, "ranks3.json")
+    for f in (three, summary):  # a previous run's would be read as this one's
+        if os.path.exists(f):
+            os.remove(f)
+    p = subprocess.Popen(
+        [SERVE, "replay", trace, "--artifact", v4, "--num-spec", "3", "--ranks", "3",
+         "--listen", "127.0.0.1:0", "--linger-ms", "60000", "--outputs", three,
+         "--summary", summary, "--progress", "none"],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        m = re.search(r"127\.0\.0\.1:(\d+)/metrics", p.stderr.readline())
+        assert m
+        base = "http://127.0.0.1:%s" % m.group(1)
+        # The summary is written before the linger: wait for it, then scrape.
+        deadline = time.time() + 120
+        while not os.path.exists(summary) and time.time() < deadline:
+            time.sleep(0.05)
+        with urllib.request.urlopen(base + "/metrics", timeout=5) as r:
+            fams = families(r.read().decode())
+        with urllib.request.urlopen(base + "/debug/cache_stats", timeout=5) as r:
+            stats = json.loads(r.read().decode())
+    finally:
+        p.kill()
+        p.communicate()
+    s = json.load(open(summary))
+    assert s["ranks"] == 3 and s["requests"]["finished"] == 90
+    hits = [value(fams, "poolserve:prefix_cache_hits_total", rank=str(r)) for r in range(3)]
+    finished = [value(fams, "poolserve:requests_total", rank=str(r), outcome="finished")
+                for r in range(3)]
+    assert finished == [30, 30, 30]  # 30 conversations of 3 turns, dealt round-robin
+    assert sum(hits) == s["hit_tokens"] > 0 and min(hits) > 0
+    with pytest.raises(AssertionError):
+        value(fams, "poolserve:requests_total", rank="3")
+    assert stats["ranks"] == 3 and len(stats["per_rank"]) == 3
+    for key in ("full_tokens", "cached_tokens", "checkpoints_kept"):
+        assert stats[key] == sum(r[key] for r in stats["per_rank"]), key
+    assert stats["cached_tokens"] == s["hit_tokens"]
+    assert open(one).read() == open(three).read()
+
+
+def test_ranks_out_of_range_refused(llama):
+    for bad in ("0", "65", "x"):
+        p = serve("multi-turn:conversations=2", "--artifact", llama, "--ranks", bad, check=False)
+        assert p.returncode != 0 and "--ranks" in p.stderr, p.stderr
 
 
 def test_busy_port_is_a_clear_error(llama):
@@ -283,3 +338,27 @@ def test_python_refuses_bad_requests(llama):
     with pytest.raises(ValueError, match=r"t\.jsonl|cannot open"):
         e.submit_trace(os.path.join(WORK, "missing.jsonl"))
     assert e.snapshot()["requests_total"] == 0  # nothing half-submitted
+
+
+def test_python_engine_through_the_model_kernel():
+    """ServeEngine(model_kernel=...): the kernel built against the bundled
+    header gives the reference model's outputs; on an artifact of another
+    budget it is refused with the fingerprint in the message."""
+    import poolrt
+    kdir = os.environ["POOLMODEL_KERNEL_DIR"]
+    lib = os.path.join(kdir, "libpoolmodel-qwen3.5-27b.so")
+    art = compile_model("qwen3.5-27b", os.environ.get("POOLMODEL_BUDGET", "4GiB"),
+                        int(os.environ.get("POOLMODEL_SEQS", "16")))
+    trace = "multi-turn:conversations=12,turns=3,system-tokens=256,output-max=16"
+    outs = []
+    for kernel in ("", lib):
+        e = poolrt.ServeEngine(art, checkpoint_interval=64, model_kernel=kernel)
+        e.submit_trace(trace)
+        e.run()
+        outs.append([(o["output_checksum"], o["state_checksum"]) for o in e.outcomes])
+    assert outs[0] == outs[1] and len(outs[0]) == 36
+    other = compile_model("qwen3.5-27b", "3GiB", 16)
+    with pytest.raises(ValueError, match="was compiled against layout 0x[0-9a-f]{16}"):
+        poolrt.ServeEngine(other, model_kernel=lib)
+    with pytest.raises(ValueError, match="cannot load"):
+        poolrt.ServeEngine(art, model_kernel=os.path.join(WORK, "no-such-kernel.so"))

@@ -13,14 +13,17 @@
 #include "poolrt/serve/Engine.h"
 
 #include <string>
+#include <vector>
 
 namespace pool {
 namespace serve {
 
-/// The Prometheus text exposition (format 0.0.4) of one snapshot.
-std::string prometheusText(const poolrt::serve::EngineSnapshot &s);
-/// The cache counters as JSON (ranks: 1).
-std::string cacheStatsJson(const poolrt::serve::EngineSnapshot &s);
+/// The Prometheus text exposition (format 0.0.4): every sample once per
+/// rank, labelled rank="i" (a scraper sums over the label).
+std::string prometheusText(const std::vector<poolrt::serve::EngineSnapshot> &ranks);
+/// The cache counters as JSON: summed across ranks at the top level, and
+/// each rank's under "per_rank".
+std::string cacheStatsJson(const std::vector<poolrt::serve::EngineSnapshot> &ranks);
 
 } // namespace serve
 } // namespace pool

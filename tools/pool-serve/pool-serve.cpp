@@ -20,6 +20,7 @@
 #include "poolrt/Artifact.h"
 #include "poolrt/Device.h"
 #include "poolrt/serve/Engine.h"
+#include "poolrt/serve/Ranks.h"
 #include "poolrt/serve/Trace.h"
 
 #include <CLI/CLI.hpp>
@@ -44,6 +45,7 @@ struct Args {
   std::string trace, artifact, device = "host", listen, summary, outputs;
   bool noPrefixCache = false, fixedBoundary = false;
   std::string modelKernel;
+  int64_t ranks = 1;
   int64_t numSpec = 0, maxNumSeqs = 0, maxBatchedTokens = 2048;
   int64_t interval = kDefaultCheckpointInterval, acceptPercent = 70;
   int64_t prefixOutputTokens = 16, maxModelLen = 0, lingerMs = 0, boundaryChurn = 0;
@@ -64,16 +66,18 @@ double percentile(std::vector<double> v, double p) {
   return v[std::min(i, v.size() - 1)];
 }
 
-std::string summaryJson(const Args &a, const Engine &e, const Trace &trace,
+std::string summaryJson(const Args &a, const RankSet &set, const Trace &trace,
                         double seconds, const std::string &device) {
-  EngineSnapshot s = e.snapshot();
-  double ceiling = ceilingHitRate(trace, e.outcomes(), e.layout().geometry.hashBlockSize);
+  EngineSnapshot s = set.total();
+  const Engine &e = set.rank(0);
+  double ceiling = ceilingHitRate(trace, set.outcomes(), e.layout().geometry.hashBlockSize);
   double hit = s.stats.hit();
   nlohmann::ordered_json j;
   j["artifact"] = a.artifact;
   j["model"] = e.layout().model;
   j["device"] = device;
   j["model_impl"] = e.model().describe();
+  j["ranks"] = set.size();
   j["trace"] = {{"source", trace.source}, {"format", trace.format},
                 {"requests", trace.requests.size()}};
   j["prefix_cache"] = !a.noPrefixCache;
@@ -121,7 +125,7 @@ std::string summaryJson(const Args &a, const Engine &e, const Trace &trace,
   j["wall_seconds"] = seconds;
   j["tokens_per_second"] =
       seconds > 0 ? double(s.forwardTokens + s.generatedTokens) / seconds : 0.0;
-  const std::vector<double> &ov = e.stepOverheadMicros();
+  const std::vector<double> ov = set.stepOverheadMicros();
   j["step_overhead_us"] = {{"p50", percentile(ov, 0.5)},
                            {"p99", percentile(ov, 0.99)},
                            {"max", ov.empty() ? 0.0 : *std::max_element(ov.begin(), ov.end())}};
@@ -131,14 +135,14 @@ std::string summaryJson(const Args &a, const Engine &e, const Trace &trace,
 /// The metrics endpoint, on its own thread.
 class MetricsServer {
 public:
-  explicit MetricsServer(const Engine &e) : engine(e) {
+  explicit MetricsServer(const RankSet &s) : ranks(s) {
     server.Get("/metrics", [this](const httplib::Request &, httplib::Response &res) {
-      res.set_content(pool::serve::prometheusText(engine.snapshot()),
+      res.set_content(pool::serve::prometheusText(ranks.snapshots()),
                       "text/plain; version=0.0.4");
     });
     server.Get("/debug/cache_stats",
                [this](const httplib::Request &, httplib::Response &res) {
-                 res.set_content(pool::serve::cacheStatsJson(engine.snapshot()),
+                 res.set_content(pool::serve::cacheStatsJson(ranks.snapshots()),
                                  "application/json");
                });
   }
@@ -172,7 +176,7 @@ public:
   }
 
 private:
-  const Engine &engine;
+  const RankSet &ranks;
   httplib::Server server;
   std::thread thread;
   int boundPort = -1;
@@ -222,9 +226,12 @@ int replay(const Args &a) {
   auto artifact = readArtifactFile(a.artifact);
   if (!artifact.ok())
     return fail(artifact.error().message);
-  auto device = openDevice(a.device);
-  if (!device.ok())
-    return fail(device.error().message);
+  // Probed here so an absent backend is its own error; each rank opens its own.
+  {
+    auto device = openDevice(a.device);
+    if (!device.ok())
+      return fail(device.error().message);
+  }
   ServeOptions o;
   o.maxNumSeqs = a.maxNumSeqs;
   o.maxBatchedTokens = a.maxBatchedTokens;
@@ -237,10 +244,11 @@ int replay(const Args &a) {
   o.elasticBoundary = !a.fixedBoundary;
   o.boundaryChurn = a.boundaryChurn;
   o.modelKernel = a.modelKernel;
-  auto engine = Engine::create(*artifact, **device, o);
-  if (!engine.ok())
-    return fail(a.artifact + ": " + engine.error().message);
-  Engine &e = **engine;
+  auto ranks = RankSet::create(*artifact, a.device, o, a.ranks);
+  if (!ranks.ok())
+    return fail(a.artifact + ": " + ranks.error().message);
+  RankSet &set = **ranks;
+  Engine &e = set.rank(0);
   TraceOptions to;
   to.tokensPerPrefixHash = e.layout().geometry.hashBlockSize;
   to.prefixOutputTokens = a.prefixOutputTokens;
@@ -249,39 +257,39 @@ int replay(const Args &a) {
     return fail(trace.error().message);
   std::unique_ptr<MetricsServer> metrics;
   if (!a.listen.empty()) {
-    metrics = std::make_unique<MetricsServer>(e);
+    metrics = std::make_unique<MetricsServer>(set);
     Status s = metrics->start(a.listen);
     if (!s.ok())
       return fail(s.error().message);
     std::fprintf(stderr, "pool-serve: metrics on http://%s:%d/metrics\n",
                  metrics->host().c_str(), metrics->port());
   }
-  e.submit(*trace);
+  set.submit(*trace);
   Progress bar(a.progress, int64_t(trace->requests.size()));
   auto t0 = std::chrono::steady_clock::now();
-  Status ran = e.run([&] { bar.update(e.snapshot()); });
+  Status ran = set.run([&] { bar.update(set.total()); });
   double seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   if (!ran.ok())
     return fail("replay stopped: " + ran.error().message);
   if (!a.outputs.empty()) {
-    Status w = writeFileAtomically(a.outputs, outcomesJsonl(e.outcomes()), "outputs");
+    Status w = writeFileAtomically(a.outputs, outcomesJsonl(set.outcomes()), "outputs");
     if (!w.ok())
       return fail(w.error().message);
   }
-  std::string summary = summaryJson(a, e, *trace, seconds, (*device)->name());
+  std::string summary = summaryJson(a, set, *trace, seconds, set.device(0).name());
   if (!a.summary.empty()) {
     Status w = writeFileAtomically(a.summary, summary, "summary");
     if (!w.ok())
       return fail(w.error().message);
   }
-  EngineSnapshot s = e.snapshot();
+  EngineSnapshot s = set.total();
   std::printf("pool-serve: %" PRId64 " requests (%" PRId64 " refused), %" PRId64
               " prompt + %" PRId64 " generated tokens, hit %.2f%% (ceiling %.2f%%), "
               "%" PRId64 " preemptions, %.1f s\n",
               s.requestsTotal, s.requestsRefused, s.promptTokens, s.generatedTokens,
               100 * s.stats.hit(),
-              100 * ceilingHitRate(*trace, e.outcomes(), e.layout().geometry.hashBlockSize),
+              100 * ceilingHitRate(*trace, set.outcomes(), e.layout().geometry.hashBlockSize),
               s.preemptions, seconds);
   if (metrics && a.lingerMs > 0)
     std::this_thread::sleep_for(std::chrono::milliseconds(a.lingerMs));
@@ -311,6 +319,11 @@ int main(int argc, char **argv) {
   rep->add_flag("--fixed-boundary", a.fixedBoundary,
                 "row-space models: never move the block/slot boundary");
   rep->add_option("--listen", a.listen, "serve /metrics on HOST:PORT (port 0: any)");
+  rep->add_option("--ranks", a.ranks,
+                  "engines, one per rank, each with its own device handle, arena and "
+                  "prefix cache, stepping on its own thread; conversations are "
+                  "dealt round-robin, every turn to its conversation's rank")
+      ->check(CLI::Range(int64_t(1), int64_t(64)));
   rep->add_option("--summary", a.summary, "write the JSON summary here (atomically)");
   rep->add_option("--outputs", a.outputs,
                   "write one line per request (checksums) here, in trace order");

@@ -115,6 +115,9 @@ struct EngineSnapshot {
   CacheFunnel funnel;
   /// Prefix-cache queries and hits in tokens (the vLLM counter pair).
   int64_t prefixQueryTokens = 0, prefixHitTokens = 0;
+
+  /// Summed member by member (ranks' counters and gauges merge by sum).
+  EngineSnapshot &operator+=(const EngineSnapshot &o);
 };
 
 class Engine {

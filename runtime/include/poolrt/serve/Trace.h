@@ -51,6 +51,11 @@ struct TraceRequest {
   /// Index (in the trace) of the turn this one follows, or -1.
   int64_t followUpOf = -1;
   int64_t line = 0; // 0 for generated requests
+  /// What seeds the request's draft acceptance: its index in the whole
+  /// trace, kept when the trace is split over ranks (-1: its index in the
+  /// engine it is submitted to), so a request's output does not depend on
+  /// which rank runs it.
+  int64_t seedIndex = -1;
 };
 
 struct Trace {
