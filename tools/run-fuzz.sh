@@ -8,14 +8,14 @@
 # script exits non-zero.
 #   FUZZ_SECONDS=600 tools/run-fuzz.sh      # a longer recorded run
 #   FUZZ_RUNS=1000000 tools/run-fuzz.sh     # 10^6 executions per target
-#   FUZZ_TARGETS="yaml capi" ...            # a subset (default all five)
+#   FUZZ_TARGETS="yaml capi" ...            # a subset (default all six)
 # Needs build/bin/poolc (tools/build.sh) for the C API target's artifact.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 RUNS=${FUZZ_RUNS:-}
 # libFuzzer reads -max_total_time=0 as no limit.
 if [ -n "$RUNS" ]; then SECONDS_EACH=${FUZZ_SECONDS:-0}; else SECONDS_EACH=${FUZZ_SECONDS:-60}; fi
-TARGETS=${FUZZ_TARGETS:-yaml manifest artifact capi trace}
+TARGETS=${FUZZ_TARGETS:-yaml mlir manifest artifact capi trace}
 if [ ! -f build-fuzz/build.ninja ]; then
   cmake -S . -B build-fuzz -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DPOOLC_FUZZ=ON \
     -DCMAKE_C_COMPILER=clang-22 -DCMAKE_CXX_COMPILER=clang++-22 \

@@ -8,6 +8,7 @@
 // our Debian packages): the artifact reader is the project's own, xxhash is
 // header-only there.
 #include "poolrt/Artifact.h"
+#include "tools/lib/KernelPlan.h"
 
 #include <cuda.h>
 #include <dlfcn.h>
@@ -74,80 +75,10 @@ static void check(CUresult r, const char *what) {
   }
 }
 
-// The same fill as pool-kernel-check --gpu-plan.
-static uint64_t patternWord(uint64_t offset, uint64_t space) {
-  uint64_t z = (offset >> 3) + space * 0x9E3779B97F4A7C15ull + 0x632BE59BD9B4E019ull;
-  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-  return z ^ (z >> 31);
-}
-
-struct Span { int64_t off, len; };
-struct Case {
-  std::string name, kernel;
-  int64_t items = 0, staging = 0, moved = 0;
-  int64_t idsPerItem = 1; // (slot, unit_0, ..., unit_n-1): image store/restore
-  std::vector<int32_t> ids;
-  std::vector<Span> fill, fillStaging, poison, hash, hashStaging;
-  std::string expect;
-};
-
-// The plan pool-kernel-check --gpu-plan wrote: the arena's size and the
-// cases, each with its ids, fills, poisons, hashed spans and expected hash.
-struct Plan {
-  int64_t arenaBytes = 0;
-  std::vector<Case> cases;
-};
-
-static Plan readPlan(const char *path) {
-  std::ifstream in(path);
-  Plan plan;
-  std::vector<Case> &cases = plan.cases;
-  std::string line;
-  while (std::getline(in, line)) {
-    std::istringstream ls(line);
-    std::string key;
-    ls >> key;
-    if (key == "arena_bytes")
-      ls >> plan.arenaBytes;
-    else if (key == "case") {
-      Case c;
-      std::string w;
-      ls >> c.name >> c.kernel >> w >> c.items >> w >> c.staging >> w >> c.moved;
-      if (ls >> w && w == "ids_per_item")
-        ls >> c.idsPerItem;
-      cases.push_back(c);
-    } else if (key == "ids") {
-      int32_t id;
-      while (ls >> id)
-        cases.back().ids.push_back(id);
-    } else if (key == "fill" || key == "fill_staging" || key == "poison" ||
-               key == "hash" || key == "hash_staging") {
-      Span s;
-      ls >> s.off >> s.len;
-      Case &c = cases.back();
-      (key == "fill" ? c.fill : key == "fill_staging" ? c.fillStaging
-       : key == "poison" ? c.poison : key == "hash" ? c.hash : c.hashStaging)
-          .push_back(s);
-    } else if (key == "expect")
-      ls >> cases.back().expect;
-  }
-  return plan;
-}
-
-// Every case must carry items x ids_per_item ids: the kernel reads that many.
-static bool idsMatchItems(const std::vector<Case> &cases) {
-  for (const Case &c : cases)
-    if (c.items < 1 || c.idsPerItem < 1 ||
-        int64_t(c.ids.size()) != c.items * c.idsPerItem) {
-      std::fprintf(stderr,
-                   "gpu_check: case %s: %zu ids for %" PRId64
-                   " items of %" PRId64 " ids each\n",
-                   c.name.c_str(), c.ids.size(), c.items, c.idsPerItem);
-      return false;
-    }
-  return true;
-}
+// The plan pool-kernel-check --gpu-plan wrote (tools/lib/KernelPlan.h):
+// the arena's size and the cases, each with its ids, fills, poisons, hashed
+// spans and the hash the reference-checked host lowering produced.
+using namespace pool::plan;
 
 // Device 0's primary context with the PTX loaded, and what every case
 // shares: the arena (one cuMemAlloc), staging, the id list, a pinned host
@@ -317,9 +248,12 @@ int main(int argc, char **argv) {
     std::fprintf(stderr, "gpu_check: the artifact has no code/sm_90\n");
     return 1;
   }
-  Plan plan = readPlan(argv[2]);
-  if (!idsMatchItems(plan.cases))
+  Plan plan;
+  std::string why;
+  if (!readPlan(argv[2], plan, why)) {
+    std::fprintf(stderr, "gpu_check: %s\n", why.c_str());
     return 1;
+  }
   if (!cu.load())
     return 1;
   Gpu g;

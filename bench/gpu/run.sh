@@ -113,15 +113,17 @@ prepare)
   ;;
 device)
   nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv,noheader || true
-  g++ -O2 -std=c++17 -Iruntime/include -I.gpu-carry -I/usr/local/cuda/include \
+  g++ -O2 -std=c++17 -I. -Iruntime/include -I.gpu-carry -I/usr/local/cuda/include \
     bench/gpu/gpu_check.cpp runtime/layout/Artifact.cpp -DXXH_INLINE_ALL -ldl \
     -o /tmp/gpu_check
   /tmp/gpu_check .gpu-carry/model.poolpack .gpu-carry/plan.txt
   echo
   echo "== libpoolrt device conformance suite (CUDA backend) =="
-  g++ -O2 -std=c++17 -Iruntime/include -I.gpu-carry tools/pool-device-check/pool-device-check.cpp \
+  g++ -O2 -std=c++17 -I. -Iruntime/include -I.gpu-carry tools/pool-device-check/pool-device-check.cpp \
     runtime/device/*.cpp runtime/pools/*.cpp runtime/layout/*.cpp -DXXH_INLINE_ALL -ldl -o /tmp/pool-device-check
-  /tmp/pool-device-check .gpu-carry/model.poolpack --backend cuda
+  # --plan: the expected hashes come from host kernels checked against the
+  # independent reference (pool-kernel-check), not from the artifact.
+  /tmp/pool-device-check .gpu-carry/model.poolpack --backend cuda --plan .gpu-carry/plan.txt
   echo
   echo "== end-to-end tests through the cache manager (CUDA backend) =="
   for t in copy:model fork:qwen boundary:v4-small; do

@@ -1,6 +1,6 @@
 //===- pool-device-check.cpp - One conformance suite for every backend ----===//
 //
-//   pool-device-check MODEL.poolpack [--backend host|cuda|hip|all]
+//   pool-device-check MODEL.poolpack [--backend host|cuda|hip|all] [--plan PLAN]
 //
 // Runs the same suite on each backend present: allocation and byte round
 // trips at both ends of the arena (past 4 GiB on a large layout), fills,
@@ -13,11 +13,21 @@
 // absent backend is reported, not a failure, unless it was asked for by
 // name. Closes with "N passed, M failed".
 //
+// The kernel checks above take their expected bytes from the artifact's own
+// segment list, so a kernel whose code and description are wrong together
+// passes them. --plan runs, on each backend, the cases of a plan written by
+// `pool-kernel-check MODEL --gpu-plan PLAN` (tools/lib/KernelPlan.h): their
+// hashes come from host kernels checked against the independent reference
+// (the solved layout's definitions), never from the artifact under test.
+//
 //===----------------------------------------------------------------------===//
 
 #include "poolrt/Arena.h"
 #include "poolrt/Device.h"
 #include "poolrt/Kernels.h"
+#include "tools/lib/KernelPlan.h"
+
+#include <xxhash.h>
 
 #include <algorithm>
 #include <cstdio>
@@ -374,16 +384,117 @@ void suite(Device &dev, const Artifact &artifact, const KernelSet &ks) {
   checkCarvedArena(dev, artifact, ks, tag);
 }
 
+/// XXH64 of `spans` of `base`, read back in chunks, as 16 hex digits.
+std::string hashSpans(Device &dev, DevicePtr base, const std::vector<pool::plan::Span> &spans) {
+  XXH64_state_t *st = XXH64_createState();
+  XXH64_reset(st, 0);
+  std::vector<uint8_t> chunk(size_t(16) << 20);
+  for (const pool::plan::Span &sp : spans)
+    for (int64_t o = 0; o < sp.len; o += int64_t(chunk.size())) {
+      int64_t n = std::min<int64_t>(int64_t(chunk.size()), sp.len - o);
+      (void)dev.copyFromDevice(chunk.data(), base + uint64_t(sp.off + o), uint64_t(n));
+      XXH64_update(st, chunk.data(), size_t(n));
+    }
+  char hex[32];
+  std::snprintf(hex, sizeof hex, "%016llx", (unsigned long long)XXH64_digest(st));
+  XXH64_freeState(st);
+  return hex;
+}
+
+/// The plan's fill for `sp` of `base` (space 1: the arena, 2: staging).
+void uploadPattern(Device &dev, DevicePtr base, const pool::plan::Span &sp, uint64_t space) {
+  std::vector<uint8_t> chunk(size_t(16) << 20);
+  for (int64_t o = 0; o < sp.len; o += int64_t(chunk.size())) {
+    int64_t n = std::min<int64_t>(int64_t(chunk.size()), sp.len - o);
+    for (int64_t b = 0; b < n; b += 8) {
+      uint64_t w = pool::plan::patternWord(uint64_t(sp.off + o + b), space);
+      std::memcpy(chunk.data() + b, &w, size_t(std::min<int64_t>(8, n - b)));
+    }
+    (void)dev.copyToDevice(base + uint64_t(sp.off + o), chunk.data(), uint64_t(n));
+  }
+}
+
+/// Every case of `plan` through the validating launcher; each output's hash
+/// must be the reference-checked host lowering's.
+void planSuite(Device &dev, const Artifact &artifact, const KernelSet &ks,
+               const pool::plan::Plan &plan) {
+  std::string tag = std::string("[") + dev.name() + " plan] ";
+  if (plan.arenaBytes != ks.allocationBytes()) {
+    expect(false, tag + "the plan's arena (" + std::to_string(plan.arenaBytes) +
+                      " bytes) is this artifact's (" +
+                      std::to_string(ks.allocationBytes()) + ")");
+    return;
+  }
+  auto arena = dev.allocate(uint64_t(plan.arenaBytes));
+  expectOk(arena.ok() ? Status::success() : Status(arena.error()), tag + "allocate the arena");
+  if (!arena.ok())
+    return;
+  int64_t maxStaging = 4096;
+  for (const pool::plan::Case &c : plan.cases)
+    maxStaging = std::max(maxStaging, c.staging);
+  auto staging = dev.allocate(uint64_t(maxStaging));
+  expectOk(dev.loadKernels(artifact), tag + "load " + dev.codeSection());
+  if (!staging.ok()) {
+    expect(false, tag + "allocate staging");
+    (void)dev.release(*arena);
+    return;
+  }
+  KernelLauncher launcher(dev, *arena);
+  for (const pool::plan::Case &c : plan.cases) {
+    const KernelInfo *k = ks.byName(c.kernel);
+    if (!k) {
+      expect(false, tag + c.name + ": the artifact has no kernel " + c.kernel);
+      continue;
+    }
+    for (const pool::plan::Span &sp : c.poison)
+      (void)dev.fill(*arena + uint64_t(sp.off), 0xA5, uint64_t(sp.len));
+    if (c.staging)
+      (void)dev.fill(*staging, 0xA5, uint64_t(c.staging));
+    for (const pool::plan::Span &sp : c.fill)
+      uploadPattern(dev, *arena, sp, 1);
+    for (const pool::plan::Span &sp : c.fillStaging)
+      uploadPattern(dev, *staging, sp, 2);
+    Status run = launcher.run(*k, c.ids, *staging);
+    expectOk(run, tag + "launch " + c.name);
+    expectOk(dev.synchronize(), tag + "synchronize after " + c.name);
+    if (!run.ok())
+      continue;
+    std::string got = c.hashStaging.empty() ? hashSpans(dev, *arena, c.hash)
+                                            : hashSpans(dev, *staging, c.hashStaging);
+    expect(got == c.expect, tag + c.name + " (" + c.kernel + ", " +
+                                std::to_string(c.items) + " items): output " + got +
+                                ", reference-checked host lowering " + c.expect);
+  }
+  (void)dev.release(*staging);
+  (void)dev.release(*arena);
+}
+
 } // namespace
 
 int main(int argc, char **argv) {
+  const char *usage =
+      "usage: pool-device-check MODEL.poolpack [--backend host|cuda|hip|all] [--plan PLAN]\n";
   if (argc < 2) {
-    std::fprintf(stderr, "usage: pool-device-check MODEL.poolpack [--backend host|cuda|hip|all]\n");
+    std::fputs(usage, stderr);
     return 2;
   }
-  std::string backend = "all";
-  if (argc == 4 && std::strcmp(argv[2], "--backend") == 0)
-    backend = argv[3];
+  std::string backend = "all", planPath;
+  for (int i = 2; i < argc; i += 2) {
+    if (i + 1 >= argc || (std::strcmp(argv[i], "--backend") != 0 &&
+                          std::strcmp(argv[i], "--plan") != 0)) {
+      std::fputs(usage, stderr);
+      return 2;
+    }
+    (std::strcmp(argv[i], "--backend") == 0 ? backend : planPath) = argv[i + 1];
+  }
+  pool::plan::Plan plan;
+  if (!planPath.empty()) {
+    std::string why;
+    if (!pool::plan::readPlan(planPath, plan, why)) {
+      std::fprintf(stderr, "pool-device-check: %s\n", why.c_str());
+      return 1;
+    }
+  }
   auto artifact = readArtifactFile(argv[1]);
   if (!artifact.ok()) {
     std::fprintf(stderr, "pool-device-check: %s\n", artifact.error().message.c_str());
@@ -410,6 +521,8 @@ int main(int argc, char **argv) {
       continue;
     }
     suite(**dev, *artifact, *ks);
+    if (!planPath.empty())
+      planSuite(**dev, *artifact, *ks, plan);
   }
   std::printf("%d passed, %d failed\n", passed, failed);
   return failed ? 1 : 0;

@@ -60,6 +60,11 @@ static cl::opt<std::string> gpuPlan(
     cl::desc("write the GPU test plan (cases, inputs, expected XXH64 of the "
              "host lowering's outputs) to FILE instead of checking"),
     cl::value_desc("FILE"));
+static cl::opt<int64_t> planItems(
+    "plan-items",
+    cl::desc("slot items of the plan's slot cases (block and unit cases take "
+             "a quarter); 256 on a GPU, a handful for a host run"),
+    cl::init(256));
 
 namespace {
 
@@ -973,22 +978,23 @@ struct GpuCase {
 /// Slot copies (one pair: the top slot onto the lowest live one; 256 pairs:
 /// the live slots onto 256 other positions of the plane) and 256-slot image
 /// gathers and scatters.
-void addSlotCases(std::vector<GpuCase> &cases, int64_t positions,
+void addSlotCases(std::vector<GpuCase> &cases, int64_t positions, int64_t n,
                   const std::vector<KernelSpec> &specs) {
   const KernelSpec *slotCopy = kernelOfKind(specs, "slot_copy");
+  std::string xn = "_x" + std::to_string(n);
   cases.push_back({"slot_copy_x1",
                    slotCopy,
-                   {int32_t(positions - 1), int32_t(positions - 256)},
+                   {int32_t(positions - 1), int32_t(positions - n)},
                    1});
-  GpuCase c{"slot_copy_x256", slotCopy, {}, 256};
-  for (int64_t i = 0; i < 256; ++i) {
+  GpuCase c{"slot_copy" + xn, slotCopy, {}, n};
+  for (int64_t i = 0; i < n; ++i) {
     c.ids.push_back(int32_t(positions - 1 - i));
-    c.ids.push_back(int32_t(positions - 257 - i));
+    c.ids.push_back(int32_t(positions - n - 1 - i));
   }
   cases.push_back(c);
   for (const char *kind : {"image_gather", "image_scatter"}) {
-    GpuCase c{std::string(kind) + "_x256", kernelOfKind(specs, kind), {}, 256};
-    for (int64_t i = 0; i < 256; ++i)
+    GpuCase c{std::string(kind) + xn, kernelOfKind(specs, kind), {}, n};
+    for (int64_t i = 0; i < n; ++i)
       c.ids.push_back(int32_t(positions - 1 - i));
     cases.push_back(c);
   }
@@ -996,11 +1002,12 @@ void addSlotCases(std::vector<GpuCase> &cases, int64_t positions,
 
 /// Block gathers and scatters of 64 blocks spread over the range, and 64
 /// relocations from the top of the block range downwards.
-void addBlockCases(std::vector<GpuCase> &cases, int64_t nb,
+void addBlockCases(std::vector<GpuCase> &cases, int64_t nb, int64_t q,
                    const std::vector<KernelSpec> &specs) {
+  std::string xq = "_x" + std::to_string(q);
   for (const char *kind : {"block_gather", "block_scatter"}) {
-    GpuCase c{std::string(kind) + "_x64", kernelOfKind(specs, kind), {}, 64};
-    for (int64_t i = 0; i < 64; ++i)
+    GpuCase c{std::string(kind) + xq, kernelOfKind(specs, kind), {}, q};
+    for (int64_t i = 0; i < q; ++i)
       c.ids.push_back(int32_t((i * 2654435761ll) % nb)); // spread, distinct
     std::sort(c.ids.begin(), c.ids.end());
     c.ids.erase(std::unique(c.ids.begin(), c.ids.end()), c.ids.end());
@@ -1008,8 +1015,8 @@ void addBlockCases(std::vector<GpuCase> &cases, int64_t nb,
     cases.push_back(c);
   }
   if (const KernelSpec *blockCopy = kernelOfKind(specs, "block_copy")) {
-    GpuCase c{"block_copy_x64", blockCopy, {}, 64};
-    for (int64_t i = 0; i < 64; ++i) {
+    GpuCase c{"block_copy" + xq, blockCopy, {}, q};
+    for (int64_t i = 0; i < q; ++i) {
       c.ids.push_back(int32_t(nb - 1 - i));
       c.ids.push_back(int32_t(i * 3));
     }
@@ -1020,15 +1027,15 @@ void addBlockCases(std::vector<GpuCase> &cases, int64_t nb,
 /// 64 checkpoints kept and resumed through PAGE units: the live slots and
 /// 64 x units_per_checkpoint distinct blocks spread over the whole range.
 void addUnitCases(std::vector<GpuCase> &cases, int64_t positions, int64_t nb,
-                  const std::vector<KernelSpec> &specs) {
+                  int64_t q, const std::vector<KernelSpec> &specs) {
   for (const char *kind : {"image_store", "image_restore"}) {
     const KernelSpec *k = kernelOfKind(specs, kind);
     if (!k)
       continue;
     int64_t units = k->idsPerItem() - 1;
-    GpuCase c{std::string(kind) + "_x64", k, {}, 64};
+    GpuCase c{std::string(kind) + "_x" + std::to_string(q), k, {}, q};
     std::set<int64_t> used;
-    for (int64_t j = 0; int64_t(used.size()) < 64 * units; ++j) {
+    for (int64_t j = 0; int64_t(used.size()) < q * units; ++j) {
       int64_t unit = (j * 2654435761ll) % nb;
       if (used.insert(unit).second) {
         if (int64_t(used.size() - 1) % units == 0)
@@ -1179,25 +1186,29 @@ int writeGpuPlan(const std::string &path, const Layout &L,
   }
   int64_t positions = *L.rs->slotPositions;
   int64_t nb = *L.rs->numBlocks;
-  // The cases copy 256 slots onto 256 others and keep 64 checkpoints in
+  // The cases copy n slots onto n others and keep n/4 checkpoints in
   // distinct PAGE units: a layout smaller than that cannot hold them.
+  int64_t n = planItems, q = std::max<int64_t>(1, planItems / 4);
+  if (n < 1) {
+    llvm::errs() << "pool-kernel-check: --plan-items must be >= 1\n";
+    return 2;
+  }
   int64_t units = 1;
   for (const KernelSpec &k : specs)
     if (k.kind == "image_store")
       units = std::max<int64_t>(units, k.idsPerItem() - 1);
-  if (positions < 512 || nb < std::max<int64_t>(64 * units, 192)) {
-    llvm::errs() << "pool-kernel-check: --gpu-plan needs at least 512 slot "
-                    "positions and "
-                 << std::max<int64_t>(64 * units, 192)
+  if (positions < 2 * n || nb < std::max<int64_t>(q * units, 3 * q)) {
+    llvm::errs() << "pool-kernel-check: --gpu-plan needs at least " << 2 * n
+                 << " slot positions and " << std::max<int64_t>(q * units, 3 * q)
                  << " blocks; this layout has " << positions << " and " << nb
                  << " (give a larger budget, e.g. --budget 64GiB "
-                    "--max-num-seqs 256)\n";
+                    "--max-num-seqs 256, or fewer --plan-items)\n";
     return 2;
   }
   std::vector<GpuCase> cases;
-  addSlotCases(cases, positions, specs);
-  addBlockCases(cases, nb, specs);
-  addUnitCases(cases, positions, nb, specs);
+  addSlotCases(cases, positions, n, specs);
+  addBlockCases(cases, nb, q, specs);
+  addUnitCases(cases, positions, nb, q, specs);
 
   std::ofstream out(path);
   out << "arena_bytes " << L.allocation << "\n";
@@ -1295,7 +1306,14 @@ int main(int argc, char **argv) {
     llvm::errs() << "pool-kernel-check: " << error << "\n";
     return 1;
   }
-  if (!gpuPlan.empty())
-    return writeGpuPlan(gpuPlan, L, specs, kernels);
-  return checkKernels(L, specs, kernels);
+  // A plan's hashes are the host lowering's: written only once the host
+  // lowering has agreed with the independent reference on every kernel.
+  int rc = checkKernels(L, specs, kernels);
+  if (gpuPlan.empty() || rc != 0) {
+    if (rc != 0 && !gpuPlan.empty())
+      llvm::errs() << "pool-kernel-check: no plan written: the host kernels "
+                      "disagree with the reference\n";
+    return rc;
+  }
+  return writeGpuPlan(gpuPlan, L, specs, kernels);
 }

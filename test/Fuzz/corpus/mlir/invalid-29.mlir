@@ -1,0 +1,4 @@
+pool.model "m" attributes {block_size = 16 : i64, hash_block_size = 16 : i64} {
+  pool.state_field "a" in "s" {dtype = "f32", layers = 16 : i64, shape = array<i64: 288230376151711744>}
+  pool.entry_class "s" "state" {derived, entries_per_req = 1 : i64}
+}

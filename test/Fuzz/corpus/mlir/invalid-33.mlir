@@ -1,0 +1,3 @@
+pool.model "m" attributes {block_size = 16 : i64, hash_block_size = 16 : i64} {
+  pool.entry_class "kv" "page"
+}

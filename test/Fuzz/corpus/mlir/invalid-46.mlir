@@ -1,0 +1,3 @@
+pool.model "m" attributes {block_size = 16 : i64, hash_block_size = 16 : i64} {
+  pool.entry_class "s" "state" {bytes = 64 : i64, entries_per_req = 1 : i64, transfer = #pool.transfer<"copy", tokens = 2, layout_id = "img">}
+}

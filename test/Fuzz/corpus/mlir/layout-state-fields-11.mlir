@@ -1,0 +1,4 @@
+pool.model "add_misaligned" attributes {block_size = 16 : i64, hash_block_size = 16 : i64} {
+  pool.state_field "a" in "s" {dtype = "f32", layers = 1 : i64, shape = array<i64: 3>}
+  pool.entry_class "s" "state" {bytes = 356 : i64, derived, entries_per_req = 1 : i64}
+}

@@ -1,0 +1,3 @@
+pool.model "m" attributes {block_size = 16 : i64, hash_block_size = 16 : i64} {
+  pool.entry_class "s" "state" {derived, entries_per_req = 1 : i64}
+}

@@ -1,0 +1,9 @@
+pool.model "drop_hca" attributes {block_size = 128 : i64, hash_block_size = 128 : i64} {
+  pool.state_field "csa_main_kv" in "state" {dtype = "f32", layers = 3 : i64, shape = array<i64: 8, 32>}
+  pool.state_field "csa_main_score" in "state" {dtype = "f32", fill = 0xFFF0000000000000 : f64, layers = 3 : i64, shape = array<i64: 8, 32>}
+  pool.state_field "csa_idx_kv" in "state" {dtype = "f32", layers = 3 : i64, shape = array<i64: 8, 16>}
+  pool.state_field "csa_idx_score" in "state" {dtype = "f32", fill = 0xFFF0000000000000 : f64, layers = 3 : i64, shape = array<i64: 8, 16>}
+  pool.state_field "hca_main_kv" in "state" {dtype = "f32", in_checkpoint = false, layers = 2 : i64, shape = array<i64: 128, 32>}
+  pool.state_field "hca_main_score" in "state" {dtype = "f32", fill = 0xFFF0000000000000 : f64, in_checkpoint = false, layers = 2 : i64, shape = array<i64: 128, 32>}
+  pool.entry_class "state" "state" {derived, entries_per_req = 1 : i64}
+}

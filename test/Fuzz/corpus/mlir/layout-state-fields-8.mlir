@@ -1,0 +1,12 @@
+pool.model "row_space" attributes {block_size = 256 : i64, hash_block_size = 256 : i64, sliding_window = 128 : i64} {
+  pool.plane "nope" {dtype = "fp8_e4m3", row_bytes = 512 : i64}
+  pool.plane "rope" {dtype = "bf16", row_bytes = 128 : i64}
+  pool.layers [0, 4]
+  pool.state_field "a" in "state" {dtype = "f32", layers = 1 : i64, shape = array<i64: 3>, plane = "rope"}
+  pool.state_field "wide" in "state" {align = 1024 : i64, dtype = "f32", layers = 1 : i64, shape = array<i64: 3>, plane = "nope"}
+  pool.state_field "b" in "state" {dtype = "f32", layers = 1 : i64, shape = array<i64: 3>, plane = "rope"}
+  pool.state_field "dead" in "state" {dtype = "f32", in_checkpoint = false, layers = 1 : i64, shape = array<i64: 3>, plane = "nope"}
+  pool.entry_class "kv" "page" {bytes = 8448 : i64, derived}
+  pool.entry_class "state" "state" {derived, entries_per_req = 1 : i64}
+  pool.entry_class "aux" "state" {bytes = 512 : i64, entries_per_req = 1 : i64}
+}

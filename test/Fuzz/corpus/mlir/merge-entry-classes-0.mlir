@@ -1,0 +1,7 @@
+pool.model "sum" attributes {block_size = 16 : i64, hash_block_size = 16 : i64} {
+  pool.entry_class "a" "state" {bytes = 64 : i64, entries_per_req = 1 : i64}
+  pool.entry_class "kv" "page" {bytes = 1000 : i64}
+  pool.entry_class "b" "state" {bytes = 32 : i64, entries_per_req = 1 : i64}
+  pool.entry_class "kv" "page" {bytes = 200 : i64}
+  pool.entry_class "kv" "page" {bytes = 50 : i64}
+}

@@ -1,0 +1,18 @@
+module {
+  pool.model "deepseek-v4-flash-dspark-fp8" attributes {block_size = 256 : i64, hash_block_size = 256 : i64, sliding_window = 128 : i64, spec_depth = 3 : i64} {
+    pool.plane "nope" {dtype = "fp8_e4m3", row_bytes = 512 : i64}
+    pool.plane "rope" {dtype = "bf16", row_bytes = 128 : i64}
+    pool.layers [0, 0, 4, 128, 4, 128, 4, 128, 4, 128, 4, 128, 4, 128, 4, 128, 4, 128, 4, 128, 4, 128, 4, 128, 4, 128, 4, 128, 4, 128, 4, 128, 4, 128, 4, 128, 4, 128, 4, 128, 4, 128, 4, -1, -1, -1]
+    pool.state_field "csa_main_kv" in "state" {dtype = "f32", layers = 21 : i64, shape = array<i64: 11, 1024>}
+    pool.state_field "csa_main_score" in "state" {dtype = "f32", fill = 0xFFF0000000000000 : f64, layers = 21 : i64, shape = array<i64: 11, 1024>}
+    pool.state_field "csa_idx_kv" in "state" {dtype = "f32", layers = 21 : i64, shape = array<i64: 11, 256>}
+    pool.state_field "csa_idx_score" in "state" {dtype = "f32", fill = 0xFFF0000000000000 : f64, layers = 21 : i64, shape = array<i64: 11, 256>}
+    pool.state_field "hca_main_kv" in "state" {dtype = "f32", in_checkpoint = false, layers = 20 : i64, shape = array<i64: 131, 512>}
+    pool.state_field "hca_main_score" in "state" {dtype = "f32", fill = 0xFFF0000000000000 : f64, in_checkpoint = false, layers = 20 : i64, shape = array<i64: 131, 512>}
+    pool.state_field "state_window" in "state" {align = 1024 : i64, dtype = "bf16", layers = 3 : i64, shape = array<i64: 131, 512>, window = true}
+    pool.entry_class "kv" "page" {derived}
+    pool.entry_class "kv" "page" {bytes = 177408 : i64}
+    pool.entry_class "state" "state" {derived, entries_per_req = 1 : i64, transfer = #pool.transfer<"copy", layout_id = "dsv4-paged-state-v3:block=256:ring=131:dims=512,64,128:state=11x1024,11x256,131x512:main=fp8-2buff:index=fp8:ratios=0,0,4,128,4,128,4,128,4,128,4,128,4,128,4,128,4,128,4,128,4,128,4,128,4,128,4,128,4,128,4,128,4,128,4,128,4,128,4,128,4,128,4,-1,-1,-1:nocopy=hca_main_kv,hca_main_score:entry=packed">}
+  }
+}
+

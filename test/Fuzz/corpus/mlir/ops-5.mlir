@@ -1,0 +1,5 @@
+pool.model "empty" attributes {block_size = 16 : i64, hash_block_size = 16 : i64} {
+}
+pool.model "second" attributes {block_size = 16 : i64, hash_block_size = 16 : i64} {
+  pool.entry_class "kv" "page" {bytes = 1 : i64}
+}

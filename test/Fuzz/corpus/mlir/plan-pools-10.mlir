@@ -1,0 +1,4 @@
+pool.model "given" attributes {block_size = 16 : i64, hash_block_size = 16 : i64} {
+  pool.entry_class "kv" "page" {bytes = 1 : i64, entry_bytes = 1000 : i64}
+  pool.entry_class "s" "state" {bytes = 1 : i64, entries_per_req = 1 : i64, entry_bytes = 250 : i64}
+}

@@ -1,0 +1,5 @@
+pool.model "insufficient" attributes {block_size = 16 : i64, hash_block_size = 16 : i64} {
+  pool.entry_class "kv" "page" {bytes = 1000 : i64}
+  pool.entry_class "recurrent" "state" {bytes = 1000 : i64, entries_per_req = 1 : i64}
+  pool.entry_class "window" "state" {bytes = 101 : i64, entries_per_req = 2 : i64, extra_entries = 4 : i64}
+}

@@ -1,0 +1,7 @@
+pool.model "pipeline" attributes {block_size = 16 : i64, hash_block_size = 16 : i64} {
+  pool.state_field "a" in "state" {dtype = "f32", layers = 1 : i64, shape = array<i64: 3>}
+  pool.state_field "b" in "state" {dtype = "f32", layers = 1 : i64, shape = array<i64: 3>}
+  pool.entry_class "state" "state" {derived, entries_per_req = 2 : i64}
+  pool.entry_class "kv" "page" {bytes = 800 : i64}
+  pool.entry_class "kv" "page" {bytes = 200 : i64}
+}

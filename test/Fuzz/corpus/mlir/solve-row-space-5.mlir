@@ -1,0 +1,16 @@
+pool.model "block_ratio" attributes {block_size = 64 : i64, hash_block_size = 64 : i64, sliding_window = 128 : i64} {
+  pool.plane "kv" {dtype = "bf16", row_bytes = 1024 : i64}
+  pool.layers [4, 128]
+  pool.entry_class "kv" "page" {derived}
+  pool.entry_class "state" "state" {derived, entries_per_req = 1 : i64}
+}
+
+
+pool.model "window" attributes {block_size = 256 : i64, hash_block_size = 256 : i64, sliding_window = 4 : i64, spec_depth = 1 : i64} {
+  pool.plane "kv" {dtype = "bf16", row_bytes = 128 : i64}
+  pool.layers [4, 128, -1, -1]
+  pool.state_field "conv" in "state" {dtype = "f32", layers = 1 : i64, shape = array<i64: 3>}
+  pool.state_field "win" in "state" {align = 1024 : i64, dtype = "bf16", layers = 2 : i64, shape = array<i64: 5, 512>, window = true}
+  pool.entry_class "kv" "page" {derived}
+  pool.entry_class "state" "state" {derived, entries_per_req = 1 : i64}
+}

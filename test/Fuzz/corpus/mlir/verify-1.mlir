@@ -1,0 +1,6 @@
+pool.model "m" attributes {block_size = 16 : i64, hash_block_size = 16 : i64} {
+  pool.entry_class "kv" "page" {bytes = 1000 : i64}
+  pool.entry_class "kv" "page" {bytes = 24 : i64}
+  pool.entry_class "s" "state" {bytes = 64 : i64, entries_per_req = 1 : i64}
+  pool.entry_class "other" "page" {bytes = 1000 : i64}
+}

@@ -1,0 +1,6 @@
+pool.model "m" attributes {block_size = 16 : i64, hash_block_size = 16 : i64} {
+  pool.state_field "a" in "state" {dtype = "f32", layers = 1 : i64, shape = array<i64: 3>}
+  pool.state_field "b" in "state" {dtype = "f32", layers = 1 : i64, shape = array<i64: 3>}
+  pool.entry_class "state" "state" {bytes = 268 : i64, entries_per_req = 1 : i64}
+  pool.entry_class "state" "state" {bytes = 232 : i64, entries_per_req = 1 : i64}
+}

@@ -1,0 +1,4 @@
+pool.model "m" attributes {block_size = 16 : i64, hash_block_size = 16 : i64} {
+  pool.layers [0, 4]
+  pool.entry_class "kv" "page" {bytes = 1000 : i64}
+}
