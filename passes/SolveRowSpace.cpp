@@ -91,6 +91,14 @@ FailureOr<int64_t> placeWindowFields(ModelOp model, Declared &d,
              << " layers are absent (-1) from the row space";
     int64_t rowBytes = field.bytesPerEntry() / std::max<int64_t>(1, field.layers) /
                        field.shape[0];
+    // Zero layers (or an empty row) would make a window row of 0 bytes and
+    // a division by it below (found by fuzz-mlir).
+    if (field.layers < 1 || rowBytes < 1)
+      return f.emitOpError("window field '")
+             << f.getName() << "' carries no window rows: " << field.layers
+             << " layers of " << rowBytes
+             << "-byte rows (a window field needs at least one layer, one per "
+                "absent layer)";
     PlaneOp plane = f.getPlane() ? model.findPlane(*f.getPlane()) : PlaneOp();
     if (!plane || !f.getOffset())
       return f.emitOpError("window field '")

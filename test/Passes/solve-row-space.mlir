@@ -168,3 +168,19 @@ pool.model "no_window_field" attributes {block_size = 256 : i64, hash_block_size
   pool.entry_class "kv" "page" {derived}
   pool.entry_class "state" "state" {derived, entries_per_req = 1 : i64}
 }
+
+// -----
+
+// A window field of no layers (nothing absent to carry): a window row of 0
+// bytes, which once divided the solve by zero (fuzz-mlir's first finding).
+pool.model "empty_window_field" attributes {block_size = 256 : i64, hash_block_size = 256 : i64, sliding_window = 128 : i64} {
+  pool.plane "nope" {dtype = "fp8_e4m3", row_bytes = 512 : i64}
+  pool.plane "rope" {dtype = "bf16", row_bytes = 128 : i64}
+  pool.layers [0, 4, 128, 0]
+  // expected-error @+1 {{'pool.state_field' op window field 'w' carries no window rows: 0 layers of 0-byte rows (a window field needs at least one layer, one per absent layer)}}
+  pool.state_field "w" in "state" {dtype = "bf16", layers = 0 : i64, shape = array<i64: 128, 64>, window = true}
+  pool.entry_class "kv" "page" {bytes = 8448 : i64, derived}
+  pool.entry_class "state" "state" {derived, entries_per_req = 1 : i64}
+  pool.entry_class "aux" "state" {bytes = 512 : i64, entries_per_req = 1 : i64}
+}
+
