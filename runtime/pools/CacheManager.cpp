@@ -304,13 +304,26 @@ PageUnitCheckpointStore::CheckpointOps CacheManager::takeStateMaintenanceOps() {
 }
 
 int64_t CacheManager::canAllocate(Request &r) {
-  bool stateful = groups_->holdsState(r.state);
-  if (stateful && !groups_->hasFree())
-    return -1;
+  Admission a = admission(r);
+  return a.admissible ? a.hitBlocks : -1;
+}
+
+Admission CacheManager::admission(Request &r) {
+  Admission out;
   int64_t len = r.numTokens();
   int64_t needed = ceilDiv(len, blockSize_);
-  if (!prefixCaching_)
-    return pageUnitsFor(needed, std::nullopt) ? 0 : -1;
+  out.neededBlocks = needed;
+  bool stateful = groups_->holdsState(r.state);
+  if (stateful && !groups_->hasFree()) {
+    out.reason = "state groups";
+    return out;
+  }
+  if (!prefixCaching_) {
+    out.admissible = pageUnitsFor(needed, std::nullopt);
+    if (!out.admissible)
+      out.reason = "blocks";
+    return out;
+  }
   int64_t nHash = ceilDiv(len, hashBlockSize());
   // The last hash block is never reused: prefill must forward at least one
   // block to produce logits.
@@ -342,9 +355,17 @@ int64_t CacheManager::canAllocate(Request &r) {
   std::optional<BlockHash> protectedHash;
   if (cached > 0)
     protectedHash = all[size_t(cached - 1)];
-  if (!pageUnitsFor(nHash - live, protectedHash))
-    return -1;
-  return cached;
+  out.indexedBlocks = compressed;
+  if (!pageUnitsFor(nHash - live, protectedHash)) {
+    out.reason = "blocks";
+    return out;
+  }
+  out.admissible = true;
+  out.hitBlocks = cached;
+  out.hitTokens = cached * hashBlockSize();
+  if (cached < compressed)
+    out.reason = "checkpoint missing";
+  return out;
 }
 
 Status Request::setNumCachedTokens(int64_t n) {
@@ -371,6 +392,11 @@ Status CacheManager::allocate(Request &r, int64_t numCached) {
   if (numCached < 0)
     return Error::invalid("allocate: " + std::to_string(numCached) +
                           " cached blocks (use can_allocate's answer, >= 0)");
+  if (store_ && liveIds_.count(r.id))
+    return Error{ErrorKind::Lookup,
+                 "allocate: request id " + std::to_string(r.id) +
+                     " is already live; every live request needs its own id "
+                     "(checkpoint intents are kept by id)"};
   if (ensureHashes(r, numCached) < numCached)
     return Error::invalid("allocate: " + std::to_string(numCached) +
                           " cached blocks is more than the request has");
@@ -378,6 +404,8 @@ Status CacheManager::allocate(Request &r, int64_t numCached) {
   Status s = allocateBlocksAndState(r, numCached);
   if (s.ok()) {
     r.allocated = true;
+    if (store_)
+      liveIds_.insert(r.id);
     return s;
   }
   // Nothing half-done: give back what this call took.
@@ -612,6 +640,7 @@ Status CacheManager::deallocate(Request &r) {
   r.demandCounted = r.demandDeclined = false;
   r.lastCheckpointPos = 0;
   if (store_) {
+    liveIds_.erase(r.id);
     store_->forgetRequester(r.id);
     if (r.state.group.valid())
       store_->cancelQueuedRestore(SlotIndex(r.state.group.value));

@@ -145,12 +145,17 @@ bool StateGroupPool::holdsCheckpoint(GroupId g) const {
   return inPool(g) && state_[g.value] == Slot::Checkpointed;
 }
 
+namespace {
+const char *const kNoFreeGroup = "StateGroupPool.pop: no free group (check hasFree first)";
+} // namespace
+
+bool StateGroupPool::isOutOfGroups(const Error &e) { return e.message == kNoFreeGroup; }
+
 Result<GroupId> StateGroupPool::pop() {
   int32_t g = lowestVacant();
   if (g == kNone) {
     if (lruHead_ == kNone)
-      return Error{ErrorKind::Internal,
-                   "StateGroupPool.pop: no free group (check hasFree first)"};
+      return Error{ErrorKind::Internal, kNoFreeGroup};
     g = lruHead_;
     ++fates_.evicted;
   }

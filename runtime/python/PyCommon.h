@@ -1,8 +1,8 @@
 //===- PyCommon.h - What the poolrt module's sources share ------*- C++ -*-===//
 //
-// Errors become Python exceptions by kind (invalid argument -> ValueError,
-// lookup -> KeyError, the rest -> RuntimeError); arguments are cast with a
-// TypeError that names them.
+// Errors become poolrt's typed exceptions by kind (each also a ValueError,
+// KeyError or RuntimeError as before); arguments are cast with a TypeError
+// that names them.
 //
 //===----------------------------------------------------------------------===//
 #ifndef POOLRT_PY_COMMON_H
@@ -21,16 +21,28 @@ namespace py_common {
 
 namespace py = pybind11;
 
-[[noreturn]] inline void raise(const Error &e) {
-  switch (e.kind) {
-  case ErrorKind::InvalidArgument:
-    throw py::value_error(e.message);
-  case ErrorKind::Lookup:
-    throw py::key_error(e.message);
-  default:
-    throw std::runtime_error(e.message);
-  }
-}
+/// poolrt's exception types (created once, at import: exceptions.cpp).
+/// Each also derives from the builtin it replaces, so `except ValueError`
+/// and `except KeyError` keep working:
+///   Error(Exception)
+///   InvalidArgument(Error, ValueError)   CorruptArtifact(InvalidArgument)
+///   InvalidId(Error, KeyError)
+///   StateError(Error, RuntimeError)      OutOfBlocks(StateError)
+///                                        OutOfStateGroups(StateError)
+///   InsufficientBudget(Error, RuntimeError)
+///   InternalError(Error, RuntimeError)
+enum class PyErrorType {
+  Error, InvalidArgument, CorruptArtifact, InvalidId, StateError, OutOfBlocks,
+  OutOfStateGroups, InsufficientBudget, InternalError
+};
+PyObject *errorType(PyErrorType t);
+void bindExceptions(py::module_ &m);
+
+/// Raise `e` as the type of its kind (C++'s message unchanged).
+[[noreturn]] void raise(const Error &e);
+/// Raise `e` as `type` (e.g. CorruptArtifact for an artifact that does not read).
+[[noreturn]] void raiseAs(PyErrorType type, const Error &e);
+
 inline void check(const Status &s) {
   if (!s.ok())
     raise(s.error());
@@ -38,6 +50,12 @@ inline void check(const Status &s) {
 template <typename T> T take(Result<T> r) {
   if (!r.ok())
     raise(r.error());
+  return r.take();
+}
+/// take, raising CorruptArtifact: what reads an artifact or its manifest.
+template <typename T> T takeArtifact(Result<T> r) {
+  if (!r.ok())
+    raiseAs(PyErrorType::CorruptArtifact, r.error());
   return r.take();
 }
 

@@ -23,11 +23,43 @@
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
+#include <atomic>
+
 namespace py = pybind11;
 using namespace poolrt;
 using namespace poolrt::py_common;
 
 namespace {
+
+/// read_artifact's answer: its fields as attributes (and, as before, as
+/// keys), printed in one line instead of every section's bytes.
+struct ArtifactInfo {
+  py::dict d;
+};
+
+void bindArtifactInfo(py::module_ &m) {
+  py::class_<ArtifactInfo>(m, "ArtifactInfo",
+                           "A .poolpack read and verified: model, fingerprints, kernels, sections")
+      .def("__getitem__", [](const ArtifactInfo &a, const std::string &k) -> py::object {
+        if (!a.d.contains(k))
+          throw py::key_error(k);
+        return a.d[py::str(k)];
+      })
+      .def("keys", [](const ArtifactInfo &a) { return a.d.attr("keys")(); })
+      .def("__contains__", [](const ArtifactInfo &a, const std::string &k) { return a.d.contains(k); })
+      .def("__getattr__", [](const ArtifactInfo &a, const std::string &k) -> py::object {
+        if (!a.d.contains(k))
+          throw py::attribute_error("ArtifactInfo has no attribute '" + k + "'");
+        return a.d[py::str(k)];
+      })
+      .def("__repr__", [](const ArtifactInfo &a) {
+        return "<poolrt.ArtifactInfo " + py::str(a.d["model"]).cast<std::string>() +
+               ", fingerprint " + py::str(a.d["fingerprint"]).cast<std::string>() + ", " +
+               std::to_string(py::len(a.d["kernels"])) + " kernels, " +
+               std::to_string(py::len(a.d["sections"])) + " sections, arena " +
+               py::str(a.d["allocation_bytes"]).cast<std::string>() + " bytes>";
+      });
+}
 
 /// The module-level functions: backends, the artifact container, block hashes.
 void bindArtifactFunctions(py::module_ &m) {
@@ -39,8 +71,9 @@ void bindArtifactFunctions(py::module_ &m) {
   }, "Which device backends this machine has: [(name, available, detail)]");
 
   m.def("read_artifact", [](const std::string &path) {
-    Artifact a = take(readArtifactFile(path));
-    KernelSet ks = take(KernelSet::fromArtifact(a));
+    Artifact a = takeArtifact(readArtifactFile(path));
+    KernelSet ks = takeArtifact(KernelSet::fromArtifact(a));
+    SolvedLayout layout = takeArtifact(readSolvedLayout(a));
     py::dict d;
     py::dict sections;
     for (const ArtifactSection &s : a.sections)
@@ -57,8 +90,11 @@ void bindArtifactFunctions(py::module_ &m) {
           py::arg("entity") = k.entity, py::arg("item_bytes") = k.itemBytes,
           py::arg("id_max") = k.idMax, py::arg("ids_per_item") = k.idsPerItem));
     d["kernels"] = kernels;
-    return d;
-  }, "Read and verify a .poolpack (checksum, version) and summarize it");
+    d["layout_fingerprint"] = layoutFingerprintText(layoutFingerprint(layout));
+    return ArtifactInfo{d};
+  }, py::arg("path"),
+     "Read and verify a .poolpack (checksum, version, manifest) and summarize it; "
+     "CorruptArtifact when it does not read");
 
   m.def("write_artifact", [](const std::string &path, py::list sections) {
     Artifact a;
@@ -78,6 +114,31 @@ void bindArtifactFunctions(py::module_ &m) {
     return hashBlock(p, tokens.data(), tokens.size());
   }, py::arg("parent"), py::arg("tokens"),
      "Chained XXH64 of one hash block (parent None for the first)");
+}
+
+void bindAdmission(py::module_ &m) {
+  py::class_<Admission>(m, "Admission",
+                        "CacheManager.admission's answer: can the request be admitted "
+                        "now, its prefix hit in tokens and blocks, and why not")
+      .def_readonly("admissible", &Admission::admissible)
+      .def_readonly("hit_tokens", &Admission::hitTokens, "tokens served from the cache")
+      .def_readonly("hit_blocks", &Admission::hitBlocks, "blocks served from the cache")
+      .def_readonly("indexed_blocks", &Admission::indexedBlocks,
+                    "blocks of the prefix in the index, before the checkpoint gate")
+      .def_readonly("needed_blocks", &Admission::neededBlocks, "blocks the request needs")
+      .def_readonly("reason", &Admission::reason,
+                    "refused: 'blocks' or 'state groups'; a hit cut short: "
+                    "'checkpoint missing'; else ''")
+      .def("__bool__", [](const Admission &a) { return a.admissible; })
+      .def("__repr__", [](const Admission &a) {
+        std::string s = a.admissible ? "<poolrt.Admission admissible, hit " +
+                                           std::to_string(a.hitTokens) + " tokens (" +
+                                           std::to_string(a.hitBlocks) + " blocks)"
+                                     : "<poolrt.Admission refused";
+        if (!a.reason.empty())
+          s += ", reason '" + a.reason + "'";
+        return s + ">";
+      });
 }
 
 void bindStateTransfer(py::module_ &m) {
@@ -126,15 +187,47 @@ void bindStateGroupPool(py::module_ &m) {
       .def("release_pins", &StateGroupPool::releasePins);
 }
 
+/// Ids Python hands out: unique in the process, never 0.
+int64_t nextRequestId() {
+  static std::atomic<int64_t> next{1};
+  return next++;
+}
+
+std::string requestRepr(const Request &r) {
+  std::string s = "<poolrt.Request id=" + std::to_string(r.id) + ", " +
+                  std::to_string(r.numTokens()) + " tokens, " +
+                  std::to_string(r.numCachedTokens) + " cached";
+  if (r.allocated)
+    s += ", " + std::to_string(r.blockTable.size()) + " blocks";
+  if (r.state.group.valid())
+    s += ", group " + std::to_string(r.state.group.value);
+  return s + (r.allocated ? ", allocated>" : ">");
+}
+
 void bindRequest(py::module_ &m) {
-  py::class_<Request>(m, "Request")
-      .def(py::init([](py::object prompt) {
+  py::class_<Request>(m, "Request",
+                      "One request: its tokens (prompt, then generated), its block "
+                      "table once allocated, and its state group. Every request has "
+                      "a unique id (given, or handed out here).")
+      .def(py::init([](py::object prompt, py::object id) {
              Request r;
              r.tokens = tokenList(prompt, "Request: prompt");
              r.numPromptTokens = int64_t(r.tokens.size());
+             r.id = id.is_none() ? nextRequestId() : castArg<int64_t>(id, "Request: id", "an int");
              return r;
            }),
-           py::arg("prompt"), "prompt: list of int token ids")
+           py::arg("prompt"), py::arg("id") = py::none(),
+           "prompt: list of int token ids; id: unique among live requests (None: "
+           "the next id of this process)")
+      .def_readonly("id", &Request::id, "The id checkpoint intents are kept by")
+      .def("__repr__", &requestRepr)
+      .def("__len__", [](const Request &r) { return r.numTokens(); }, "tokens (prompt + generated)")
+      .def("append_tokens", [](Request &r, py::object tokens) {
+        for (int64_t t : tokenList(tokens, "append_tokens: tokens"))
+          r.tokens.push_back(t);
+      }, py::arg("tokens"), "Append generated token ids (after a forward)")
+      .def_property_readonly("tokens", [](const Request &r) { return r.tokens; },
+                             "Every token id: prompt, then generated")
       .def_property("num_cached_tokens",
                     [](const Request &r) { return r.numCachedTokens; },
                     [](Request &r, int64_t n) { check(r.setNumCachedTokens(n)); },
@@ -245,7 +338,7 @@ void bindCacheManager(py::module_ &m) {
            "max_blocks} of a row-space artifact, to allow move_boundary")
       .def_static("from_artifact", [](const std::string &path, int64_t interval,
                                       bool prefixCaching) {
-        Artifact a = take(readArtifactFile(path));
+        Artifact a = takeArtifact(readArtifactFile(path));
         CacheManagerConfig c =
             take(cacheManagerConfig(a, CachePolicy{interval, prefixCaching}));
         return take(CacheManager::create(c));
@@ -265,11 +358,35 @@ void bindCacheManager(py::module_ &m) {
       // Requests through requestArg: a TypeError that names the argument.
       .def("can_allocate", [](CacheManager &m, py::object r) {
         return m.canAllocate(requestArg(r, "can_allocate: request"));
-      }, py::arg("request"), "Prefix hit in blocks, or -1: cannot be admitted now")
-      .def("allocate", [](CacheManager &m, py::object r, int64_t hit) {
-        check(m.allocate(requestArg(r, "allocate: request"), hit));
+      }, py::arg("request"),
+         "Prefix hit in blocks (hash blocks of block_size tokens), or -1: cannot be "
+         "admitted now. admission() says the same in tokens and blocks, and why.")
+      .def("admission", [](CacheManager &m, py::object r) {
+        return m.admission(requestArg(r, "admission: request"));
+      }, py::arg("request"),
+         "Whether the request can be admitted now: an Admission with hit_tokens, "
+         "hit_blocks, indexed_blocks (before the checkpoint gate), needed_blocks and "
+         "reason ('blocks' / 'state groups' when refused, 'checkpoint missing' when "
+         "the hit stops short of what the index holds)")
+      .def("allocate", [](CacheManager &m, py::object r, py::object hit) {
+        Request &req = requestArg(r, "allocate: request");
+        int64_t blocks;
+        if (py::isinstance<Admission>(hit)) {
+          const Admission &a = hit.cast<const Admission &>();
+          if (!a.admissible)
+            raise(Error{ErrorKind::State, "allocate: the admission was refused (" +
+                                              a.reason + ")"});
+          blocks = a.hitBlocks;
+        } else {
+          blocks = castArg<int64_t>(hit, "allocate: num_cached_blocks",
+                                    "an int or a poolrt.Admission");
+        }
+        check(m.allocate(req, blocks));
       }, py::arg("request"), py::arg("num_cached_blocks"),
-         "RuntimeError when the request is already allocated")
+         "Take the request's blocks (its prefix hit of num_cached_blocks, or an "
+         "Admission's) and its state group. StateError when already allocated, "
+         "InvalidId when another live request has its id, OutOfBlocks / "
+         "OutOfStateGroups when the pools run dry")
       .def("hash_blocks", [](CacheManager &m, py::object r, int64_t n) {
         check(m.hashBlocks(requestArg(r, "hash_blocks: request"), n));
       }, py::arg("request"), py::arg("num_new_tokens"),
@@ -295,6 +412,9 @@ void bindCacheManager(py::module_ &m) {
 // needs that type registered first.
 PYBIND11_MODULE(poolrt, m) {
   m.doc() = "libpoolrt: pools, cache manager and kernels of a compiled poolc artifact";
+  bindExceptions(m);
+  bindArtifactInfo(m);
+  bindAdmission(m);
   bindArtifactFunctions(m);
   bindStateTransfer(m);
   bindBlockPool(m);

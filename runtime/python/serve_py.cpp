@@ -158,7 +158,7 @@ void bindServe(py::module_ &m) {
                        bool elasticBoundary, int64_t boundaryChurn,
                        const std::string &modelKernel) {
              auto p = std::make_unique<PyEngine>();
-             Artifact a = take(readArtifactFile(artifact));
+             Artifact a = takeArtifact(readArtifactFile(artifact));
              p->device = take(openDevice(device));
              ServeOptions o;
              o.maxNumSeqs = maxNumSeqs;

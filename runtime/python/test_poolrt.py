@@ -229,3 +229,124 @@ def test_boundary_field_type_named():
     with pytest.raises(TypeError, match=r"boundary\['slot_rows'\] must be an int"):
         poolrt.CacheManager(block_size=4, num_blocks=32, num_groups=2,
                             interval=0, boundary=bad)
+
+
+# --- typed exceptions, unique ids, an admission that explains itself --------
+
+def test_exceptions_are_typed_and_keep_their_builtin_bases():
+    assert issubclass(poolrt.InvalidArgument, poolrt.Error)
+    assert issubclass(poolrt.InvalidArgument, ValueError)
+    assert issubclass(poolrt.CorruptArtifact, poolrt.InvalidArgument)
+    assert issubclass(poolrt.InvalidId, KeyError)
+    assert issubclass(poolrt.OutOfBlocks, poolrt.StateError)
+    assert issubclass(poolrt.StateError, RuntimeError)
+    p = poolrt.BlockPool(1)
+    p.allocate(p.pop())
+    with pytest.raises(poolrt.OutOfBlocks, match="No free blocks available"):
+        p.pop()
+    with pytest.raises(poolrt.InvalidId):
+        p.ref_count(5)
+    with pytest.raises(poolrt.InvalidArgument):
+        poolrt.StateTransfer.fork(0)
+    g = poolrt.StateGroupPool(1)
+    g.pop()
+    with pytest.raises(poolrt.OutOfStateGroups, match="no free group"):
+        g.pop()
+
+
+def test_a_corrupt_artifact_is_its_own_error(tmp_path):
+    bad = tmp_path / "bad.poolpack"
+    bad.write_bytes(b"POOLPACK" + b"\0" * 64)
+    with pytest.raises(poolrt.CorruptArtifact):
+        poolrt.read_artifact(str(bad))
+    with pytest.raises(poolrt.CorruptArtifact):
+        poolrt.CacheManager.from_artifact(str(bad))
+    with pytest.raises(poolrt.CorruptArtifact, match="no-such"):
+        poolrt.read_artifact(str(tmp_path / "no-such.poolpack"))
+
+
+@pytest.mark.skipif(not ARTIFACT, reason="needs POOLRT_TEST_ARTIFACT")
+def test_read_artifact_prints_in_one_line_and_keeps_its_keys():
+    a = poolrt.read_artifact(ARTIFACT)
+    text = repr(a)
+    assert len(text) < 200 and "deepseek-v4-flash-fp8" in text and "\n" not in text
+    assert a["model"] == a.model == "deepseek-v4-flash-fp8"
+    assert "manifest" in a["sections"] and a.layout_fingerprint.startswith("0x")
+    with pytest.raises(AttributeError):
+        a.nonexistent
+
+
+def test_every_request_gets_its_own_id():
+    ids = {poolrt.Request([1, 2, 3]).id for _ in range(100)}
+    assert len(ids) == 100 and 0 not in ids
+    assert poolrt.Request([1], id=42).id == 42
+    r = poolrt.Request([5, 6, 7], id=9)
+    assert repr(r) == "<poolrt.Request id=9, 3 tokens, 0 cached>"
+    r.append_tokens([8, 9])
+    assert len(r) == 5 and r.tokens == [5, 6, 7, 8, 9]
+
+
+@pytest.mark.skipif(not ARTIFACT, reason="needs POOLRT_TEST_ARTIFACT")
+def test_two_live_requests_cannot_share_an_id_on_a_copy_checkpoint_model():
+    # The PAGE-unit store keeps checkpoint intents by request id: two live
+    # requests of one id would share them, and freeing one would forget the
+    # other's. Allocating the second is refused; with their own ids both run.
+    m = poolrt.CacheManager.from_artifact(ARTIFACT, interval=256)
+    a = poolrt.Request(list(range(600)), id=7)
+    b = poolrt.Request(list(range(1000, 1600)), id=7)
+    m.allocate(a, m.can_allocate(a))
+    with pytest.raises(poolrt.InvalidId, match="request id 7 is already live"):
+        m.allocate(b, m.can_allocate(b))
+    assert not b.allocated and b.block_table == []
+    m.deallocate(a)
+    m.allocate(b, m.can_allocate(b))  # the id is free again
+    m.deallocate(b)
+    c, d = poolrt.Request(list(range(600))), poolrt.Request(list(range(600)))
+    for r in (c, d):
+        m.allocate(r, m.can_allocate(r))
+    assert c.id != d.id
+
+
+def test_admission_explains_itself():
+    m = fork_manager()
+    hits = []
+    for _ in range(3):
+        r = poolrt.Request(list(range(16)))
+        adm = m.admission(r)
+        assert adm and adm.admissible
+        assert adm.hit_tokens == 4 * adm.hit_blocks  # block_size 4
+        assert adm.needed_blocks == 4 and adm.indexed_blocks >= adm.hit_blocks
+        assert adm.reason == ("checkpoint missing" if adm.indexed_blocks > adm.hit_blocks else "")
+        hits.append((adm.hit_blocks, adm.hit_tokens, adm.reason))
+        m.allocate(r, adm)
+        assert r.num_cached_tokens == adm.hit_tokens
+        cut = r.checkpoint_demand_pos
+        for end in ([cut, 16] if r.num_cached_tokens < cut < 16 else [16]):
+            m.hash_blocks(r, end - r.num_cached_tokens)
+            r.num_cached_tokens = end
+            m.complete_previous_state_batch()
+        m.deallocate(r)
+        m.complete_previous_state_batch()
+        m.complete_previous_state_batch()
+    # The same walk as test_demand_then_hit, now in tokens and with reasons:
+    # the second request's indexed prefix stops at the missing checkpoint.
+    assert [h[0] for h in hits] == [0, 0, 2]
+    assert hits[1][2] == "checkpoint missing" and hits[2][1] == 8
+
+
+def test_a_refused_admission_says_why():
+    m = poolrt.CacheManager(block_size=4, num_blocks=2)
+    r = poolrt.Request(list(range(100)))
+    adm = m.admission(r)
+    assert not adm and adm.reason == "blocks" and adm.hit_tokens == 0
+    assert adm.needed_blocks == 25 and m.can_allocate(r) == -1
+    assert repr(adm) == "<poolrt.Admission refused, reason 'blocks'>"
+    with pytest.raises(poolrt.StateError, match=r"admission was refused \(blocks\)"):
+        m.allocate(r, adm)
+    with pytest.raises(TypeError, match="num_cached_blocks must be an int or a poolrt.Admission"):
+        m.allocate(r, "x")
+    g = fork_manager(num_groups=1)
+    first = allocated(g, list(range(8)))
+    assert first.group >= 0
+    adm = g.admission(poolrt.Request(list(range(100, 108))))
+    assert not adm and adm.reason == "state groups"

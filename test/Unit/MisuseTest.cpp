@@ -181,3 +181,37 @@ TEST(BlockPoolMisuse, RefCountOfAnUnknownBlockIsALookupError) {
     EXPECT_TRUE(says(n.error(), "no such block")) << n.error().message;
   }
 }
+
+TEST(CacheManagerAdmission, SaysWhyAndInBothUnits) {
+  // Refused for blocks: 100 tokens need 25 blocks of the 16.
+  auto m = forkManager();
+  Request big = prompt(100);
+  Admission a = m->admission(big);
+  EXPECT_FALSE(a.admissible);
+  EXPECT_EQ(a.reason, "blocks");
+  EXPECT_EQ(a.neededBlocks, 25);
+  EXPECT_EQ(a.hitBlocks, 0);
+  EXPECT_EQ(m->canAllocate(big), -1);
+  // Refused for state groups: all four held.
+  std::vector<Request> held;
+  for (int i = 0; i < 4; ++i)
+    held.push_back(prompt(4, 10 + i));
+  for (Request &r : held) {
+    r.state.hasPerReqCache = true;
+    ASSERT_TRUE(m->allocate(r, m->canAllocate(r)).ok());
+  }
+  Request more = prompt(4, 20);
+  more.state.hasPerReqCache = true;
+  a = m->admission(more);
+  EXPECT_FALSE(a.admissible);
+  EXPECT_EQ(a.reason, "state groups");
+  // Admitted: the hit in blocks and in tokens agree with canAllocate.
+  for (Request &r : held)
+    ASSERT_TRUE(m->deallocate(r).ok());
+  Request small = prompt(8, 30);
+  a = m->admission(small);
+  EXPECT_TRUE(a.admissible);
+  EXPECT_EQ(a.reason, "");
+  EXPECT_EQ(a.hitTokens, a.hitBlocks * m->blockSize());
+  EXPECT_EQ(a.hitBlocks, m->canAllocate(small));
+}

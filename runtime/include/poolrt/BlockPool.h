@@ -216,6 +216,11 @@ public:
   /// The next free block (vacant lowest id first, else least recently freed
   /// cached), taken off the free list but not yet used: follow with
   /// allocate or claim. Internal error "No free blocks available" if none.
+  /// Whether `e` is pop()'s refusal of an empty pool (bindings raise it
+  /// as its own type).
+  static bool isOutOfBlocks(const Error &e) {
+    return e.message == noFreeBlocks().message;
+  }
   Result<BlockId> pop() {
     BlockId b = takeFree();
     if (!b.valid())

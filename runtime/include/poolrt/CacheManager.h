@@ -36,6 +36,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <unordered_set>
 #include <vector>
 
 namespace poolrt {
@@ -239,6 +240,23 @@ struct CacheStats {
   double lostUnrecoverable() const { return ratio(compressedTokens - wantedTokens); }
 };
 
+/// Whether a request can be admitted now, and what its prefix hit is, in
+/// both units (CacheManager::admission).
+struct Admission {
+  bool admissible = false;
+  /// The hit admission would use, in blocks and in tokens (0 when refused).
+  int64_t hitBlocks = 0, hitTokens = 0;
+  /// Blocks of the prefix found in the index, before the checkpoint gate: a
+  /// stateful hit stops at the last boundary whose checkpoint is held.
+  int64_t indexedBlocks = 0;
+  /// Blocks the request needs in all (prompt so far).
+  int64_t neededBlocks = 0;
+  /// Refused: "blocks" (not enough free or evictable PAGE blocks) or
+  /// "state groups" (no free per-request state group). Admitted with a hit
+  /// cut short by the gate: "checkpoint missing". Otherwise "".
+  std::string reason;
+};
+
 class CacheManager {
 public:
   static Result<std::unique_ptr<CacheManager>> create(const CacheManagerConfig &c);
@@ -265,6 +283,10 @@ public:
   /// Prefix hit in blocks for admission, or -1 when the request cannot be
   /// admitted now; records checkpoint demand either way.
   int64_t canAllocate(Request &r);
+  /// canAllocate, explained: the hit in blocks and tokens, what the index
+  /// held before the checkpoint gate, and why a refusal (blocks or state
+  /// groups). Records checkpoint demand as canAllocate does.
+  Admission admission(Request &r);
   /// State error when `r` is already allocated.
   Status allocate(Request &r, int64_t numCachedBlocks);
   /// After a forward over `numNewTokens` tokens from `startTokens` (default:
@@ -356,6 +378,10 @@ private:
   CacheFunnel funnel_;
   CacheStats stats_;
   std::vector<BlockId> hitScratch_; // canAllocate: the hit's blocks
+  /// Ids of live requests, where the PAGE-unit store keys checkpoint
+  /// intents on them: two live requests of one id would share (and one's
+  /// deallocation forget) the other's intents, so allocate refuses it.
+  std::unordered_set<int64_t> liveIds_;
   std::optional<PoolBoundaryGeometry> boundary_;
   /// moveBoundary collects on_evict hashes here and drops their
   /// checkpoints only after every unit move is recorded.

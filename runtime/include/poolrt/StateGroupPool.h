@@ -165,6 +165,8 @@ public:
   /// evicted); its checkpoint, if any, is invalidated. Error when nothing is
   /// free (callers check hasFree()).
   Result<GroupId> pop();
+  /// Whether `e` is pop()'s refusal when no group is free or evictable.
+  static bool isOutOfGroups(const Error &e);
   /// Take one specific free group, content and hash kept (a resume).
   Status claim(GroupId g);
   /// Hand a Held, unpinned group back; a hash files it at the LRU tail (being
