@@ -105,5 +105,7 @@ inline std::vector<int64_t> tokenList(py::handle h, const char *where) {
 
 /// The serving engine (runtime/serve), in serve_py.cpp.
 void bindServe(pybind11::module_ &m);
+/// Devices, arenas and their DLPack views, in device_py.cpp.
+void bindDevices(pybind11::module_ &m);
 
 #endif

@@ -1,10 +1,12 @@
 //===- poolrt_py.cpp - The Python module `poolrt` --------------------------===//
 //
-// A thin pybind11 layer over libpoolrt: artifacts, backends, the block
-// pool, the state-group pool and the cache manager. Errors become Python
-// exceptions by kind: invalid argument -> ValueError, lookup -> KeyError,
-// insufficient budget / state / internal -> RuntimeError. Nothing here
-// re-derives a count: sizes come from the artifact.
+// A pybind11 layer over libpoolrt: artifacts, backends and arenas with
+// DLPack views (device_py.cpp), the block pool, the state-group pool, the
+// cache manager and its admission, the serving engine (serve_py.cpp).
+// Errors become poolrt's typed exceptions (exceptions.cpp), each also the
+// builtin it used to be: InvalidArgument is a ValueError, InvalidId a
+// KeyError, StateError and the rest RuntimeErrors. Nothing here re-derives
+// a count: sizes come from the artifact.
 //
 //===----------------------------------------------------------------------===//
 
@@ -421,5 +423,6 @@ PYBIND11_MODULE(poolrt, m) {
   bindStateGroupPool(m);
   bindRequest(m);
   bindCacheManager(m);
+  bindDevices(m);
   bindServe(m);
 }

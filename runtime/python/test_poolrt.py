@@ -350,3 +350,58 @@ def test_a_refused_admission_says_why():
     assert first.group >= 0
     adm = g.admission(poolrt.Request(list(range(100, 108))))
     assert not adm and adm.reason == "state groups"
+
+
+# --- devices, the arena, DLPack ---------------------------------------------
+
+@pytest.mark.skipif(not ARTIFACT, reason="needs POOLRT_TEST_ARTIFACT")
+def test_dlpack_views_wrap_the_arena_without_a_copy():
+    import numpy as np  # Debian's python3-numpy (tools/install-deps.sh)
+    import gc
+    with poolrt.Device("host") as dev:
+        assert repr(dev) == "<poolrt.Device host>"
+        arena = dev.arena(ARTIFACT)
+        info = poolrt.read_artifact(ARTIFACT)
+        assert arena.bytes == info.allocation_bytes
+        plane = arena.plane("nope")
+        assert plane.__dlpack_device__() == (1, 0) and plane.dtype == (1, 8, 1)
+        x = np.from_dlpack(plane)  # read-only in numpy < 2.1
+        w = np.asarray(plane)      # the array interface: writable, same memory
+        assert x.shape == tuple(plane.shape) and x.dtype == np.uint8
+        assert np.shares_memory(x, w) and w.flags.writeable
+        assert x.__array_interface__["data"][0] == arena.base + plane.byte_offset
+        row = 7 * plane.shape[1]
+        # numpy -> the runtime: written through the array, read by the device.
+        w[7, 16:24] = np.arange(1, 9, dtype=np.uint8)
+        assert arena.read(plane.byte_offset + row + 16, 8) == bytes(range(1, 9))
+        # the runtime -> numpy: written by the device, seen by the DLPack view.
+        arena.write(plane.byte_offset + row + 100, b"\xaa\xbb")
+        assert list(x[7, 100:102]) == [0xAA, 0xBB]
+        # A state field in its own dtype and shape, strides in elements.
+        f = arena.field("csa_main_kv")
+        y = np.from_dlpack(f)
+        assert y.dtype == np.float32 and list(y.shape) == f.shape
+        assert [s // 4 for s in y.strides] == f.strides
+        # Closing under live arrays is refused; once they go, it closes.
+        assert arena.exports == 3
+        with pytest.raises(poolrt.StateError, match="3 live DLPack exports"):
+            arena.close()
+        del x, w, y, plane, f
+        gc.collect()
+        assert arena.exports == 0
+        arena.close()
+        assert repr(arena) == "<poolrt.Arena closed>"
+        with pytest.raises(poolrt.StateError, match="arena is closed"):
+            arena.plane("nope")
+        with pytest.raises(poolrt.InvalidId, match="no plane named 'x'"):
+            dev.arena(ARTIFACT).plane("x")
+        a2 = dev.arena(ARTIFACT)
+        with pytest.raises(poolrt.InvalidArgument, match="outside the"):
+            a2.read(a2.bytes - 4, 8)
+    assert repr(dev) == "<poolrt.Device closed>"
+    with pytest.raises(poolrt.StateError, match="device is closed"):
+        dev.arena(ARTIFACT)
+    # An arena outlives the device's close: its memory stays valid.
+    assert a2.read(0, 4) == b"\0\0\0\0"
+    with pytest.raises(poolrt.StateError, match="cuda backend absent"):
+        poolrt.Device("cuda")

@@ -1,0 +1,308 @@
+//===- device_py.cpp - Devices, the arena and its views, DLPack -----------===//
+//
+// poolrt.Device(name) opens a backend (host, cuda, hip); device.arena(path)
+// allocates and carves an artifact's arena on it; arena.plane / field /
+// class_region return TensorViews that implement the DLPack protocol
+// (__dlpack__, __dlpack_device__), so numpy.from_dlpack or torch.from_dlpack
+// wraps the arena's memory without a copy. An arena with live DLPack
+// exports refuses to close (the memory would go while a framework holds
+// it); each export keeps the arena object alive until its consumer lets go.
+//
+//===----------------------------------------------------------------------===//
+
+#include "poolrt/Arena.h"
+#include "poolrt/Device.h"
+
+#include "PyCommon.h"
+
+#include <pybind11/pybind11.h>
+#include <pybind11/stl.h>
+
+#include <algorithm>
+#include <memory>
+
+namespace py = pybind11;
+using namespace poolrt;
+using namespace poolrt::py_common;
+
+namespace {
+
+// DLPack's ABI (dlpack.h, v0.8 "dltensor" capsules), declared here.
+struct DLDevice {
+  int32_t device_type;
+  int32_t device_id;
+};
+struct DLDataType {
+  uint8_t code;
+  uint8_t bits;
+  uint16_t lanes;
+};
+struct DLTensor {
+  void *data;
+  DLDevice device;
+  int32_t ndim;
+  DLDataType dtype;
+  int64_t *shape;
+  int64_t *strides;
+  uint64_t byte_offset;
+};
+struct DLManagedTensor {
+  DLTensor dl_tensor;
+  void *manager_ctx;
+  void (*deleter)(DLManagedTensor *self);
+};
+
+struct PyDevice {
+  // Shared with the arenas carved on it: closing the device ends its use
+  // from Python, while the backend lives until its last arena is released.
+  std::shared_ptr<Device> dev;
+  Device &get() {
+    if (!dev)
+      raise(Error{ErrorKind::State, "the device is closed"});
+    return *dev;
+  }
+};
+
+struct PyArena {
+  std::shared_ptr<Device> device; // declared first: outlives the arena
+  std::unique_ptr<DeviceArena> arena;
+  int64_t exports = 0;
+  DeviceArena &get() {
+    if (!arena)
+      raise(Error{ErrorKind::State, "the arena is closed"});
+    return *arena;
+  }
+  void close() {
+    if (exports > 0)
+      raise(Error{ErrorKind::State, "the arena has " + std::to_string(exports) +
+                                        " live DLPack exports; drop the arrays "
+                                        "wrapping it before closing it"});
+    arena.reset();
+  }
+};
+
+struct PyView {
+  TensorView v;
+  std::string what;
+  py::object arena; // a PyArena
+  /// Once numpy has been handed the view's address (__array_interface__),
+  /// the view counts as an export until it dies: numpy keeps it as the
+  /// array's base, so the arena cannot be closed under the array.
+  bool pinned = false;
+
+  PyView(TensorView view, std::string w, py::object a)
+      : v(std::move(view)), what(std::move(w)), arena(std::move(a)) {}
+  PyView(const PyView &) = delete;
+  PyView(PyView &&o) noexcept
+      : v(std::move(o.v)), what(std::move(o.what)), arena(std::move(o.arena)),
+        pinned(o.pinned) {
+    o.pinned = false;
+  }
+  ~PyView() {
+    if (pinned && arena)
+      arena.cast<PyArena &>().exports -= 1;
+  }
+};
+
+/// What one export owns: its shape and strides, and a reference to the
+/// arena that its consumer's deleter gives back.
+struct ExportCtx {
+  std::vector<int64_t> shape, strides;
+  PyObject *arena;
+};
+
+void deleteExport(DLManagedTensor *t) {
+  if (!t)
+    return;
+  auto *ctx = static_cast<ExportCtx *>(t->manager_ctx);
+  // A consumer may let go on any thread.
+  PyGILState_STATE g = PyGILState_Ensure();
+  if (ctx) {
+    py::handle a(ctx->arena);
+    a.cast<PyArena &>().exports -= 1;
+    Py_DECREF(ctx->arena);
+    delete ctx;
+  }
+  delete t;
+  PyGILState_Release(g);
+}
+
+void capsuleDestructor(PyObject *cap) {
+  // Consumed capsules are renamed "used_dltensor"; their consumer deletes.
+  if (PyCapsule_IsValid(cap, "dltensor")) {
+    auto *t = static_cast<DLManagedTensor *>(PyCapsule_GetPointer(cap, "dltensor"));
+    if (t && t->deleter)
+      t->deleter(t);
+  } else {
+    PyErr_Clear();
+  }
+}
+
+py::object exportView(PyView &view) {
+  PyArena &owner = view.arena.cast<PyArena &>();
+  owner.get(); // a closed arena exports nothing
+  auto *t = new DLManagedTensor();
+  auto *ctx = new ExportCtx{view.v.shape, view.v.strides, view.arena.ptr()};
+  Py_INCREF(ctx->arena);
+  owner.exports += 1;
+  t->manager_ctx = ctx;
+  t->deleter = &deleteExport;
+  DLTensor &d = t->dl_tensor;
+  d.data = reinterpret_cast<void *>(view.v.data);
+  d.device = {view.v.deviceType, view.v.deviceId};
+  d.ndim = int32_t(ctx->shape.size());
+  d.dtype = {view.v.dtypeCode, view.v.dtypeBits, view.v.dtypeLanes};
+  d.shape = ctx->shape.data();
+  d.strides = ctx->strides.data();
+  d.byte_offset = view.v.byteOffset;
+  PyObject *cap = PyCapsule_New(t, "dltensor", &capsuleDestructor);
+  if (!cap) {
+    deleteExport(t);
+    throw py::error_already_set();
+  }
+  return py::reinterpret_steal<py::object>(cap);
+}
+
+std::string dtypeName(const TensorView &v) {
+  const char *code = v.dtypeCode == 0 ? "int" : v.dtypeCode == 1 ? "uint"
+                     : v.dtypeCode == 2 ? "float" : v.dtypeCode == 4 ? "bfloat" : "code";
+  return code + std::to_string(int(v.dtypeBits));
+}
+
+std::string viewRepr(const PyView &p) {
+  std::string s = "<poolrt.TensorView " + p.what + " " + dtypeName(p.v) + "[";
+  for (size_t i = 0; i < p.v.shape.size(); ++i)
+    s += (i ? ", " : "") + std::to_string(p.v.shape[i]);
+  return s + "] at byte " + std::to_string(p.v.byteOffset) + ">";
+}
+
+PyView makeView(py::object arena, Result<TensorView> v, std::string what) {
+  return PyView(take(std::move(v)), std::move(what), std::move(arena));
+}
+
+void checkSpan(const DeviceArena &a, int64_t offset, int64_t n, const char *op) {
+  if (offset < 0 || n < 0 || offset > a.bytes() || n > a.bytes() - offset)
+    raise(Error::invalid(std::string(op) + ": bytes [" + std::to_string(offset) + ", " +
+                         std::to_string(offset + n) + ") are outside the " +
+                         std::to_string(a.bytes()) + "-byte arena"));
+}
+
+} // namespace
+
+void bindDevices(py::module_ &m) {
+  py::class_<PyDevice>(m, "Device",
+                       "A device backend (host, cuda, hip); a context manager that "
+                       "closes it. Absent backends raise StateError naming what "
+                       "is missing.")
+      .def(py::init([](const std::string &name) {
+             return PyDevice{std::shared_ptr<Device>(take(openDevice(name)))};
+           }),
+           py::arg("name") = "host")
+      .def_property_readonly("name", [](PyDevice &d) { return std::string(d.get().name()); })
+      .def_property_readonly("description", [](PyDevice &d) { return d.get().description(); })
+      .def("arena", [](PyDevice &d, const std::string &artifact) {
+        Artifact a = takeArtifact(readArtifactFile(artifact));
+        auto arena = DeviceArena::create(d.get(), a);
+        if (!arena.ok())
+          raise(arena.error());
+        return PyArena{d.dev, std::make_unique<DeviceArena>(arena.take()), 0};
+      }, py::arg("artifact"),
+         "Allocate and carve the artifact's arena (allocation_bytes) on this device")
+      .def("close", [](PyDevice &d) { d.dev.reset(); })
+      .def("__enter__", [](py::object self) { return self; })
+      .def("__exit__", [](PyDevice &d, py::args) { d.dev.reset(); })
+      .def("__repr__", [](PyDevice &d) {
+        return d.dev ? "<poolrt.Device " + std::string(d.dev->name()) + ">"
+                     : std::string("<poolrt.Device closed>");
+      });
+
+  py::class_<PyArena>(m, "Arena",
+                      "One allocation of an artifact's allocation_bytes, carved at the "
+                      "compiled offsets; a context manager that releases it")
+      .def_property_readonly("bytes", [](PyArena &a) { return a.get().bytes(); })
+      .def_property_readonly("base", [](PyArena &a) { return a.get().base().addr; },
+                             "the device address of byte 0")
+      .def_property_readonly("field_names", [](PyArena &a) { return a.get().fieldNames(); })
+      .def_readonly("exports", &PyArena::exports, "live DLPack exports")
+      .def("plane", [](py::object self, const std::string &name) {
+        return makeView(self, self.cast<PyArena &>().get().plane(name), "plane '" + name + "'");
+      }, py::arg("name"), "A row-space plane: [plane_rows, row_bytes] bytes")
+      .def("class_region", [](py::object self, const std::string &name) {
+        return makeView(self, self.cast<PyArena &>().get().classRegion(name),
+                        "class '" + name + "'");
+      }, py::arg("name"), "An entry class's region: [entries, entry_bytes] bytes")
+      .def("field", [](py::object self, const std::string &name) {
+        return makeView(self, self.cast<PyArena &>().get().field(name), "field '" + name + "'");
+      }, py::arg("name"),
+         "A state field: [layers, entries (or slot positions), *shape] of its dtype")
+      .def("read", [](PyArena &a, int64_t offset, int64_t n) {
+        DeviceArena &arena = a.get();
+        checkSpan(arena, offset, n, "read");
+        std::string out(size_t(n), '\0');
+        check(a.device->copyFromDevice(out.data(), arena.base() + uint64_t(offset), uint64_t(n)));
+        return py::bytes(out);
+      }, py::arg("offset"), py::arg("n"), "Bytes [offset, offset + n) through the device")
+      .def("write", [](PyArena &a, int64_t offset, py::bytes data) {
+        DeviceArena &arena = a.get();
+        std::string s = data;
+        checkSpan(arena, offset, int64_t(s.size()), "write");
+        check(a.device->copyToDevice(arena.base() + uint64_t(offset), s.data(), s.size()));
+      }, py::arg("offset"), py::arg("data"), "Write bytes at offset through the device")
+      .def("close", &PyArena::close,
+           "Release the allocation; StateError while DLPack exports are alive")
+      .def("__enter__", [](py::object self) { return self; })
+      .def("__exit__", [](PyArena &a, py::args) { a.close(); })
+      .def("__repr__", [](PyArena &a) {
+        if (!a.arena)
+          return std::string("<poolrt.Arena closed>");
+        return "<poolrt.Arena " + a.arena->layout().model + ", " +
+               std::to_string(a.arena->bytes()) + " bytes, " + std::to_string(a.exports) +
+               " exports>";
+      });
+
+  py::class_<PyView>(m, "TensorView",
+                     "A view of the arena as DLPack describes it: numpy.from_dlpack(view) "
+                     "or torch.from_dlpack(view) wraps the memory without a copy")
+      .def_property_readonly("shape", [](const PyView &p) { return p.v.shape; })
+      .def_property_readonly("strides", [](const PyView &p) { return p.v.strides; },
+                             "in elements")
+      .def_property_readonly("byte_offset", [](const PyView &p) { return p.v.byteOffset; },
+                             "from the arena's base")
+      .def_property_readonly("dtype", [](const PyView &p) {
+        return py::make_tuple(int(p.v.dtypeCode), int(p.v.dtypeBits), int(p.v.dtypeLanes));
+      }, "DLPack (code, bits, lanes): 0 int, 1 uint, 2 float, 4 bfloat")
+      .def_property_readonly("__array_interface__", [](PyView &p) {
+        // Host memory only: numpy.asarray(view) is a writable zero-copy array
+        // (numpy before 2.1 imports DLPack read-only).
+        if (p.v.deviceType != 1)
+          throw py::attribute_error("__array_interface__: the view is device memory; "
+                                    "use __dlpack__");
+        PyArena &owner = p.arena.cast<PyArena &>();
+        owner.get();
+        if (!p.pinned) {
+          p.pinned = true;
+          owner.exports += 1;
+        }
+        py::dict d;
+        int64_t item = std::max<int64_t>(1, p.v.dtypeBits / 8);
+        std::string kind = p.v.dtypeCode == 0 ? "i" : p.v.dtypeCode == 2 ? "f" : "u";
+        if (p.v.dtypeCode == 4)
+          kind = "V"; // bfloat16: raw 2-byte elements
+        d["typestr"] = "<" + kind + std::to_string(item);
+        py::list strides;
+        for (int64_t st : p.v.strides)
+          strides.append(st * item);
+        d["shape"] = py::tuple(py::cast(p.v.shape));
+        d["strides"] = py::tuple(strides);
+        d["data"] = py::make_tuple(p.v.data + p.v.byteOffset, false);
+        d["version"] = 3;
+        return d;
+      }, "numpy's array interface (host views only, writable)")
+      .def("__dlpack__", [](PyView &p, py::kwargs) { return exportView(p); },
+           "A 'dltensor' capsule of this view (zero copy); the arena stays alive "
+           "until the consumer lets go")
+      .def("__dlpack_device__", [](const PyView &p) {
+        return py::make_tuple(p.v.deviceType, p.v.deviceId);
+      }, "(device_type, device_id): 1 CPU, 2 CUDA, 10 ROCm")
+      .def("__repr__", &viewRepr);
+}
