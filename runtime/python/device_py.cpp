@@ -12,6 +12,7 @@
 
 #include "poolrt/Arena.h"
 #include "poolrt/Device.h"
+#include "poolrt/Kernels.h"
 
 #include "PyCommon.h"
 
@@ -67,6 +68,8 @@ struct PyArena {
   std::shared_ptr<Device> device; // declared first: outlives the arena
   std::unique_ptr<DeviceArena> arena;
   int64_t exports = 0;
+  Artifact artifact;                       // its kernels, loaded at the first launch
+  std::unique_ptr<KernelLauncher> launcher; // declared last: goes first
   DeviceArena &get() {
     if (!arena)
       raise(Error{ErrorKind::State, "the arena is closed"});
@@ -77,7 +80,26 @@ struct PyArena {
       raise(Error{ErrorKind::State, "the arena has " + std::to_string(exports) +
                                         " live DLPack exports; drop the arrays "
                                         "wrapping it before closing it"});
+    launcher.reset();
     arena.reset();
+  }
+  void launch(const std::string &kernel, const std::vector<int32_t> &ids) {
+    DeviceArena &a = get();
+    const KernelInfo *k = findKernel(a.layout().kernels, &KernelInfo::name, kernel);
+    if (!k)
+      k = a.layout().kernelByKind(kernel);
+    if (!k)
+      raise(Error{ErrorKind::Lookup, "the artifact has no kernel named or of kind '" +
+                                         kernel + "'"});
+    if (k->stagingStride > 0)
+      raise(Error::invalid("launch: kernel '" + k->name +
+                           "' moves through staging, which Python does not provide yet"));
+    if (!launcher) {
+      check(device->loadKernels(artifact));
+      launcher = std::make_unique<KernelLauncher>(*device, a.base());
+    }
+    check(launcher->run(*k, ids));
+    check(device->synchronize());
   }
 };
 
@@ -205,7 +227,8 @@ void bindDevices(py::module_ &m) {
         auto arena = DeviceArena::create(d.get(), a);
         if (!arena.ok())
           raise(arena.error());
-        return PyArena{d.dev, std::make_unique<DeviceArena>(arena.take()), 0};
+        return PyArena{d.dev, std::make_unique<DeviceArena>(arena.take()), 0, std::move(a),
+                       nullptr};
       }, py::arg("artifact"),
          "Allocate and carve the artifact's arena (allocation_bytes) on this device")
       .def("close", [](PyDevice &d) { d.dev.reset(); })
@@ -224,6 +247,16 @@ void bindDevices(py::module_ &m) {
                              "the device address of byte 0")
       .def_property_readonly("field_names", [](PyArena &a) { return a.get().fieldNames(); })
       .def_readonly("exports", &PyArena::exports, "live DLPack exports")
+      .def("launch", &PyArena::launch, py::arg("kernel"), py::arg("ids"),
+           "Run a generated kernel (by name, or by kind: 'image_store', 'block_copy', "
+           "...) on id tuples, item-major, through the validating launcher; waits for it")
+      .def_property_readonly("slot_origin", [](PyArena &a) -> int64_t {
+        const SolvedLayout &L = a.get().layout();
+        if (!L.rowSpace || !L.rowSpace->slotPositions || !L.rowSpace->planeRows)
+          raise(Error{ErrorKind::Lookup, "the layout has no row space (no slots)"});
+        return *L.rowSpace->slotPositions - *L.rowSpace->planeRows / L.rowSpace->slotRows;
+      }, "A row space's first slot position: a field view's entry e is physical slot "
+         "slot_origin + e (CacheManager.slot_kernel_id)")
       .def("plane", [](py::object self, const std::string &name) {
         return makeView(self, self.cast<PyArena &>().get().plane(name), "plane '" + name + "'");
       }, py::arg("name"), "A row-space plane: [plane_rows, row_bytes] bytes")

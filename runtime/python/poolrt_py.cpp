@@ -400,7 +400,60 @@ void bindCacheManager(py::module_ &m) {
       .def("checkpoint_limit", [](const CacheManager &m, py::object r) {
         return m.checkpointLimit(requestArg(r, "checkpoint_limit: request"));
       }, py::arg("request"))
-      .def("complete_previous_state_batch", &CacheManager::completePreviousStateBatch)
+      .def("complete_previous_state_batch", &CacheManager::completePreviousStateBatch,
+           "Top of every scheduling step: the previous batch's pins drain")
+      .def("finalize_prefill_chunk", [](CacheManager &m, py::object r, int64_t start,
+                                        int64_t chunk) {
+        Request &req = requestArg(r, "finalize_prefill_chunk: request");
+        if (start < 0 || chunk < 1 || start + chunk > req.numTokens())
+          raise(Error::invalid("finalize_prefill_chunk: tokens [" + std::to_string(start) +
+                               ", " + std::to_string(start + chunk) + ") are outside the "
+                               "request's " + std::to_string(req.numTokens())));
+        return m.finalizePrefillChunk(req, start, chunk);
+      }, py::arg("request"), py::arg("start"), py::arg("chunk"),
+         "The chunk to forward from token `start` (at most `chunk` tokens): cut to "
+         "land on a demanded checkpoint, or widened for a fork's room")
+      .def("take_state_maintenance_ops", [](CacheManager &m) {
+        PageUnitCheckpointStore::CheckpointOps ops = m.takeStateMaintenanceOps();
+        py::list stores, restores;
+        for (const CheckpointStoreOp &op : ops.stores) {
+          std::vector<int32_t> ids{m.slotKernelId(GroupId(op.srcSlot.value))};
+          for (BlockId u : op.unitIds)
+            ids.push_back(u.value);
+          stores.append(py::dict(py::arg("kernel_ids") = ids,
+                                 py::arg("image_bytes") = op.imageBytes));
+        }
+        for (const CheckpointRestoreOp &op : ops.restores) {
+          std::vector<int32_t> ids{m.slotKernelId(GroupId(op.dstSlot.value))};
+          for (BlockId u : op.unitIds)
+            ids.push_back(u.value);
+          restores.append(py::dict(py::arg("kernel_ids") = ids,
+                                   py::arg("image_bytes") = op.imageBytes));
+        }
+        py::dict d;
+        d["stores"] = stores;
+        d["restores"] = restores;
+        return d;
+      }, "At batch construction, before the forward: the checkpoint copies to launch. "
+         "{'stores': [...], 'restores': [...]}, each {'kernel_ids': (slot, unit...), "
+         "'image_bytes'}: arena.launch('image_store' / 'image_restore', kernel_ids)")
+      .def("slot_kernel_id", [](const CacheManager &m, py::object r) {
+        Request &req = requestArg(r, "slot_kernel_id: request");
+        if (!req.state.group.valid())
+          raise(Error{ErrorKind::State, "slot_kernel_id: the request holds no state group"});
+        return m.slotKernelId(req.state.group);
+      }, py::arg("request"),
+         "The id the slot kernels take for the request's state (a physical slot in a "
+         "row space, the group otherwise)")
+      .def("can_append", [](const CacheManager &m, py::object r, int64_t total) {
+        return m.canAppend(requestArg(r, "can_append: request"), total);
+      }, py::arg("request"), py::arg("total_tokens"),
+         "Whether the request's table can grow to total_tokens (decode, drafts)")
+      .def("append_slots", [](CacheManager &m, py::object r, int64_t total) {
+        check(m.appendSlots(requestArg(r, "append_slots: request"), total));
+      }, py::arg("request"), py::arg("total_tokens"),
+         "Grow the request's block table to hold total_tokens; takes nothing unless "
+         "it can take every block (OutOfBlocks)")
       .def("funnel", [](const CacheManager &m) { return funnelDict(m.funnel()); },
            "Counters that merge across ranks by summation")
       .def("stats", [](const CacheManager &m) { return statsDict(m.stats()); },

@@ -405,3 +405,67 @@ def test_dlpack_views_wrap_the_arena_without_a_copy():
     assert a2.read(0, 4) == b"\0\0\0\0"
     with pytest.raises(poolrt.StateError, match="cuda backend absent"):
         poolrt.Device("cuda")
+
+
+@pytest.mark.skipif(not ARTIFACT, reason="needs POOLRT_TEST_ARTIFACT")
+def test_v4_copy_checkpoint_keep_then_resume_through_dlpack():
+    """The per-step protocol from Python on DeepSeek-V4's row space: a
+    request's state (written through a numpy view of a checkpointed field)
+    is kept at the rung the chunk planner cuts at (a multiple of the
+    256-token interval) by the generated image_store kernel, the request
+    ends, and a second request on the same prefix resumes it: image_restore
+    puts back, byte for byte, the state as it was at the rung."""
+    import numpy as np
+    with poolrt.Device("host") as dev:
+        arena = dev.arena(ARTIFACT)
+        m = poolrt.CacheManager.from_artifact(ARTIFACT, interval=256)
+        kv = np.asarray(arena.field("csa_main_kv"))  # [layers, slots, 8, 1024]
+
+        def run_step(r, forward):
+            m.complete_previous_state_batch()
+            start = r.num_cached_tokens
+            chunk = m.finalize_prefill_chunk(r, start, len(r) - start)
+            ops = m.take_state_maintenance_ops()
+            for op in ops["stores"]:
+                arena.launch("image_store", op["kernel_ids"])
+            for op in ops["restores"]:
+                arena.launch("image_restore", op["kernel_ids"])
+            if forward:
+                forward(start, start + chunk)
+                m.hash_blocks(r, chunk)
+                r.num_cached_tokens = start + chunk
+            return ops
+
+        r1 = poolrt.Request(list(range(600)))
+        adm = m.admission(r1)
+        assert adm and adm.hit_tokens == 0
+        m.allocate(r1, adm)
+        e1 = m.slot_kernel_id(r1) - arena.slot_origin
+
+        def forward1(start, end):  # the model's new state after token `end`
+            kv[:, e1] = float(end)
+
+        ends, stored = [], 0
+        while r1.num_cached_tokens < len(r1):
+            stored += len(run_step(r1, forward1)["stores"])
+            ends.append(r1.num_cached_tokens)
+        cut = ends[0]
+        assert len(ends) == 2 and ends[1] == 600 and cut % 256 == 0 and 0 < cut < 600
+        assert stored == 1  # the rung's state, kept before chunk 2 changed it
+        assert m.funnel()["checkpoints_kept"] == 1
+        m.deallocate(r1)
+        m.complete_previous_state_batch()  # the store's batch is done: the image is ready
+
+        r2 = poolrt.Request(list(range(600)) + [7, 7, 7])
+        adm = m.admission(r2)
+        assert adm.hit_tokens == cut and adm.hit_blocks == cut // 256
+        m.allocate(r2, adm)
+        e2 = m.slot_kernel_id(r2) - arena.slot_origin
+        kv[:, e2] = -7.0  # whatever the slot held, the restore must overwrite it
+        restored = run_step(r2, None)["restores"]
+        assert len(restored) == 1 and restored[0]["image_bytes"] > 0
+        view = np.from_dlpack(arena.field("csa_main_kv"))  # zero copy, same bytes
+        assert np.all(view[:, e2] == float(cut)), np.unique(view[:, e2])
+        assert arena.read(view[:, e2].__array_interface__["data"][0] - arena.base, 4) == \
+            np.float32(cut).tobytes()
+        del view, kv
