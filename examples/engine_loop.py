@@ -13,19 +13,23 @@ a follow-up batch on the same prefix, which resumes from the checkpoint
 checks the resumed state byte for byte.
 """
 import sys
+from typing import Any, Callable, Dict, List, Tuple
 
 import numpy as np
 
 import poolrt
 
+Forward = Callable[[poolrt.Request, int, int], None]
+
 SYSTEM = list(range(512))  # the shared system prompt: two 256-token blocks
 
 
-def step(cache, arena, batch, forward):
+def step(cache: poolrt.CacheManager, arena: poolrt.Arena, batch: List[poolrt.Request],
+         forward: Forward) -> Dict[str, List[Dict[str, Any]]]:
     """One scheduling step: drain the previous batch, cut each prefill chunk,
     launch the state maintenance copies, forward, publish the new blocks."""
     cache.complete_previous_state_batch()
-    plan = []
+    plan: List[Tuple[poolrt.Request, int, int]] = []
     for r in batch:
         if r.num_cached_tokens < len(r):
             start = r.num_cached_tokens
@@ -42,8 +46,9 @@ def step(cache, arena, batch, forward):
     return ops
 
 
-def run_batch(cache, arena, prompts, forward, label):
-    batch = []
+def run_batch(cache: poolrt.CacheManager, arena: poolrt.Arena, prompts: List[List[int]],
+              forward: Forward, label: str) -> Tuple[List[poolrt.Request], int, int]:
+    batch: List[poolrt.Request] = []
     for p in prompts:
         r = poolrt.Request(p)
         adm = cache.admission(r)
@@ -62,7 +67,7 @@ def run_batch(cache, arena, prompts, forward, label):
     return batch, stores, restores
 
 
-def main():
+def main() -> None:
     if len(sys.argv) != 2:
         raise SystemExit(__doc__)
     artifact = sys.argv[1]
@@ -71,11 +76,13 @@ def main():
     with poolrt.Device("host") as dev:
         arena = dev.arena(artifact)
         cache = poolrt.CacheManager.from_artifact(artifact, interval=256)
-        kv = np.asarray(arena.field("csa_main_kv"))  # [layers, slots, 8, 1024], zero copy
-        slot = lambda r: cache.slot_kernel_id(r) - arena.slot_origin
+        kv: Any = np.asarray(arena.field("csa_main_kv"))  # [layers, slots, 8, 1024], zero copy
 
-        def forward(r, start, end):  # the state after token `end` of request r
-            kv[:, slot(r)] = float(end)
+        def slot(r: poolrt.Request) -> int:
+            return cache.slot_kernel_id(r) - arena.slot_origin
+
+        def forward(r: poolrt.Request, start: int, end: int) -> None:
+            kv[:, slot(r)] = float(end)  # the state after token `end` of request r
 
         first, stores, _ = run_batch(cache, arena, [SYSTEM + [1000 + i] * 40 for i in range(3)],
                                      forward, "batch 1")
@@ -84,9 +91,9 @@ def main():
             cache.deallocate(r)
         cache.complete_previous_state_batch()  # the stores' batch is done
 
-        resumed = []
+        resumed: List[bool] = []
 
-        def check_then_forward(r, start, end):
+        def check_then_forward(r: poolrt.Request, start: int, end: int) -> None:
             if start > 0:  # resumed at the rung: the kept state is back
                 resumed.append(bool(np.all(kv[:, slot(r)] == float(start))))
             forward(r, start, end)

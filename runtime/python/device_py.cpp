@@ -212,32 +212,52 @@ void checkSpan(const DeviceArena &a, int64_t offset, int64_t n, const char *op) 
 } // namespace
 
 void bindDevices(py::module_ &m) {
-  py::class_<PyDevice>(m, "Device",
-                       "A device backend (host, cuda, hip); a context manager that "
-                       "closes it. Absent backends raise StateError naming what "
-                       "is missing.")
-      .def(py::init([](const std::string &name) {
-             return PyDevice{std::shared_ptr<Device>(take(openDevice(name)))};
-           }),
-           py::arg("name") = "host")
-      .def_property_readonly("name", [](PyDevice &d) { return std::string(d.get().name()); })
-      .def_property_readonly("description", [](PyDevice &d) { return d.get().description(); })
-      .def("arena", [](PyDevice &d, const std::string &artifact) {
-        Artifact a = takeArtifact(readArtifactFile(artifact));
-        auto arena = DeviceArena::create(d.get(), a);
-        if (!arena.ok())
-          raise(arena.error());
-        return PyArena{d.dev, std::make_unique<DeviceArena>(arena.take()), 0, std::move(a),
-                       nullptr};
-      }, py::arg("artifact"),
-         "Allocate and carve the artifact's arena (allocation_bytes) on this device")
-      .def("close", [](PyDevice &d) { d.dev.reset(); })
-      .def("__enter__", [](py::object self) { return self; })
-      .def("__exit__", [](PyDevice &d, py::args) { d.dev.reset(); })
-      .def("__repr__", [](PyDevice &d) {
-        return d.dev ? "<poolrt.Device " + std::string(d.dev->name()) + ">"
-                     : std::string("<poolrt.Device closed>");
-      });
+  // The returned types first: a signature names only types already bound.
+  py::class_<PyView>(m, "TensorView",
+                     "A view of the arena as DLPack describes it: numpy.from_dlpack(view) "
+                     "or torch.from_dlpack(view) wraps the memory without a copy")
+      .def_property_readonly("shape", [](const PyView &p) { return p.v.shape; })
+      .def_property_readonly("strides", [](const PyView &p) { return p.v.strides; },
+                             "in elements")
+      .def_property_readonly("byte_offset", [](const PyView &p) { return p.v.byteOffset; },
+                             "from the arena's base")
+      .def_property_readonly("dtype", [](const PyView &p) {
+        return py::make_tuple(int(p.v.dtypeCode), int(p.v.dtypeBits), int(p.v.dtypeLanes));
+      }, "DLPack (code, bits, lanes): 0 int, 1 uint, 2 float, 4 bfloat")
+      .def_property_readonly("__array_interface__", [](PyView &p) {
+        // Host memory only: numpy.asarray(view) is a writable zero-copy array
+        // (numpy before 2.1 imports DLPack read-only).
+        if (p.v.deviceType != 1)
+          throw py::attribute_error("__array_interface__: the view is device memory; "
+                                    "use __dlpack__");
+        PyArena &owner = p.arena.cast<PyArena &>();
+        owner.get();
+        if (!p.pinned) {
+          p.pinned = true;
+          owner.exports += 1;
+        }
+        py::dict d;
+        int64_t item = std::max<int64_t>(1, p.v.dtypeBits / 8);
+        std::string kind = p.v.dtypeCode == 0 ? "i" : p.v.dtypeCode == 2 ? "f" : "u";
+        if (p.v.dtypeCode == 4)
+          kind = "V"; // bfloat16: raw 2-byte elements
+        d["typestr"] = "<" + kind + std::to_string(item);
+        py::list strides;
+        for (int64_t st : p.v.strides)
+          strides.append(st * item);
+        d["shape"] = py::tuple(py::cast(p.v.shape));
+        d["strides"] = py::tuple(strides);
+        d["data"] = py::make_tuple(p.v.data + p.v.byteOffset, false);
+        d["version"] = 3;
+        return d;
+      }, "numpy's array interface (host views only, writable)")
+      .def("__dlpack__", [](PyView &p, py::kwargs) { return exportView(p); },
+           "A 'dltensor' capsule of this view (zero copy); the arena stays alive "
+           "until the consumer lets go")
+      .def("__dlpack_device__", [](const PyView &p) {
+        return py::make_tuple(p.v.deviceType, p.v.deviceId);
+      }, "(device_type, device_id): 1 CPU, 2 CUDA, 10 ROCm")
+      .def("__repr__", &viewRepr);
 
   py::class_<PyArena>(m, "Arena",
                       "One allocation of an artifact's allocation_bytes, carved at the "
@@ -293,49 +313,30 @@ void bindDevices(py::module_ &m) {
                " exports>";
       });
 
-  py::class_<PyView>(m, "TensorView",
-                     "A view of the arena as DLPack describes it: numpy.from_dlpack(view) "
-                     "or torch.from_dlpack(view) wraps the memory without a copy")
-      .def_property_readonly("shape", [](const PyView &p) { return p.v.shape; })
-      .def_property_readonly("strides", [](const PyView &p) { return p.v.strides; },
-                             "in elements")
-      .def_property_readonly("byte_offset", [](const PyView &p) { return p.v.byteOffset; },
-                             "from the arena's base")
-      .def_property_readonly("dtype", [](const PyView &p) {
-        return py::make_tuple(int(p.v.dtypeCode), int(p.v.dtypeBits), int(p.v.dtypeLanes));
-      }, "DLPack (code, bits, lanes): 0 int, 1 uint, 2 float, 4 bfloat")
-      .def_property_readonly("__array_interface__", [](PyView &p) {
-        // Host memory only: numpy.asarray(view) is a writable zero-copy array
-        // (numpy before 2.1 imports DLPack read-only).
-        if (p.v.deviceType != 1)
-          throw py::attribute_error("__array_interface__: the view is device memory; "
-                                    "use __dlpack__");
-        PyArena &owner = p.arena.cast<PyArena &>();
-        owner.get();
-        if (!p.pinned) {
-          p.pinned = true;
-          owner.exports += 1;
-        }
-        py::dict d;
-        int64_t item = std::max<int64_t>(1, p.v.dtypeBits / 8);
-        std::string kind = p.v.dtypeCode == 0 ? "i" : p.v.dtypeCode == 2 ? "f" : "u";
-        if (p.v.dtypeCode == 4)
-          kind = "V"; // bfloat16: raw 2-byte elements
-        d["typestr"] = "<" + kind + std::to_string(item);
-        py::list strides;
-        for (int64_t st : p.v.strides)
-          strides.append(st * item);
-        d["shape"] = py::tuple(py::cast(p.v.shape));
-        d["strides"] = py::tuple(strides);
-        d["data"] = py::make_tuple(p.v.data + p.v.byteOffset, false);
-        d["version"] = 3;
-        return d;
-      }, "numpy's array interface (host views only, writable)")
-      .def("__dlpack__", [](PyView &p, py::kwargs) { return exportView(p); },
-           "A 'dltensor' capsule of this view (zero copy); the arena stays alive "
-           "until the consumer lets go")
-      .def("__dlpack_device__", [](const PyView &p) {
-        return py::make_tuple(p.v.deviceType, p.v.deviceId);
-      }, "(device_type, device_id): 1 CPU, 2 CUDA, 10 ROCm")
-      .def("__repr__", &viewRepr);
+  py::class_<PyDevice>(m, "Device",
+                       "A device backend (host, cuda, hip); a context manager that "
+                       "closes it. Absent backends raise StateError naming what "
+                       "is missing.")
+      .def(py::init([](const std::string &name) {
+             return PyDevice{std::shared_ptr<Device>(take(openDevice(name)))};
+           }),
+           py::arg("name") = "host")
+      .def_property_readonly("name", [](PyDevice &d) { return std::string(d.get().name()); })
+      .def_property_readonly("description", [](PyDevice &d) { return d.get().description(); })
+      .def("arena", [](PyDevice &d, const std::string &artifact) {
+        Artifact a = takeArtifact(readArtifactFile(artifact));
+        auto arena = DeviceArena::create(d.get(), a);
+        if (!arena.ok())
+          raise(arena.error());
+        return PyArena{d.dev, std::make_unique<DeviceArena>(arena.take()), 0, std::move(a),
+                       nullptr};
+      }, py::arg("artifact"),
+         "Allocate and carve the artifact's arena (allocation_bytes) on this device")
+      .def("close", [](PyDevice &d) { d.dev.reset(); })
+      .def("__enter__", [](py::object self) { return self; })
+      .def("__exit__", [](PyDevice &d, py::args) { d.dev.reset(); })
+      .def("__repr__", [](PyDevice &d) {
+        return d.dev ? "<poolrt.Device " + std::string(d.dev->name()) + ">"
+                     : std::string("<poolrt.Device closed>");
+      });
 }
