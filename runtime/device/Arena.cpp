@@ -21,8 +21,11 @@ int32_t dlDevice(const Device &d) {
   return 1;
 }
 
-void dlDtype(DType t, TensorView &v) {
+} // namespace
+
+void dlpackDtype(DType t, TensorView &v) {
   v.dtypeBits = uint8_t(8 * dtypeSize(t));
+  v.dtypeLanes = 1;
   switch (t) {
   case DType::F64:
   case DType::F32:
@@ -32,18 +35,24 @@ void dlDtype(DType t, TensorView &v) {
   case DType::BF16:
     v.dtypeCode = 4;
     break;
+  case DType::FP8E4M3: // DLPack 1.1's kDLFloat8_e4m3fn, as torch exports it
+    v.dtypeCode = 10;
+    v.dtypeBits = 8;
+    break;
+  case DType::FP8E5M2: // kDLFloat8_e5m2
+    v.dtypeCode = 12;
+    v.dtypeBits = 8;
+    break;
   case DType::I64:
   case DType::I32:
   case DType::I8:
     v.dtypeCode = 0;
     break;
-  default: // fp8 formats and u8: bytes
+  default: // u8
     v.dtypeCode = 1;
     v.dtypeBits = 8;
   }
 }
-
-} // namespace
 
 DeviceArena::DeviceArena(DeviceArena &&o) noexcept
     : device_(o.device_), base_(o.base_), bytes_(o.bytes_), impl_(o.impl_) {
@@ -101,6 +110,25 @@ Result<TensorView> DeviceArena::plane(const std::string &name) const {
   return bytesView(*rs->planeRows, p->rowBytes, *p->offset);
 }
 
+Result<TensorView> DeviceArena::typedPlane(const std::string &name) const {
+  auto v = plane(name);
+  if (!v.ok())
+    return v;
+  const SolvedRowPlane *p = impl_->layout.rowSpace->plane(name);
+  auto dtype = parseDType(p->dtype);
+  if (!dtype)
+    return Error::invalid("plane '" + name + "': unknown dtype '" + p->dtype + "'");
+  int64_t item = dtypeSize(*dtype);
+  if (item < 1 || p->rowBytes % item != 0)
+    return Error::invalid("plane '" + name + "': rows of " + std::to_string(p->rowBytes) +
+                          " bytes are not whole " + p->dtype + " elements");
+  TensorView t = v.take();
+  dlpackDtype(*dtype, t);
+  t.shape[1] = p->rowBytes / item;
+  t.strides = {t.shape[1], 1};
+  return t;
+}
+
 Result<TensorView> DeviceArena::classRegion(const std::string &name) const {
   const SolvedClass *c = impl_->layout.classNamed(name);
   if (!c)
@@ -132,7 +160,7 @@ Result<TensorView> DeviceArena::field(const std::string &name) const {
   TensorView v;
   v.data = base_.addr;
   v.deviceType = dlDevice(*device_);
-  dlDtype(*dtype, v);
+  dlpackDtype(*dtype, v);
   if (v.dtypeBits == 8 && item != 1)
     item = 1;
   int64_t numel = 1;

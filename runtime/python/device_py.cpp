@@ -186,6 +186,10 @@ py::object exportView(PyView &view) {
 }
 
 std::string dtypeName(const TensorView &v) {
+  if (v.dtypeCode == 10)
+    return "float8_e4m3fn";
+  if (v.dtypeCode == 12)
+    return "float8_e5m2";
   const char *code = v.dtypeCode == 0 ? "int" : v.dtypeCode == 1 ? "uint"
                      : v.dtypeCode == 2 ? "float" : v.dtypeCode == 4 ? "bfloat" : "code";
   return code + std::to_string(int(v.dtypeBits));
@@ -223,7 +227,8 @@ void bindDevices(py::module_ &m) {
                              "from the arena's base")
       .def_property_readonly("dtype", [](const PyView &p) {
         return py::make_tuple(int(p.v.dtypeCode), int(p.v.dtypeBits), int(p.v.dtypeLanes));
-      }, "DLPack (code, bits, lanes): 0 int, 1 uint, 2 float, 4 bfloat")
+      }, "DLPack (code, bits, lanes): 0 int, 1 uint, 2 float, 4 bfloat, "
+         "10 float8_e4m3fn, 12 float8_e5m2")
       .def_property_readonly("__array_interface__", [](PyView &p) {
         // Host memory only: numpy.asarray(view) is a writable zero-copy array
         // (numpy before 2.1 imports DLPack read-only).
@@ -277,9 +282,14 @@ void bindDevices(py::module_ &m) {
         return *L.rowSpace->slotPositions - *L.rowSpace->planeRows / L.rowSpace->slotRows;
       }, "A row space's first slot position: a field view's entry e is physical slot "
          "slot_origin + e (CacheManager.slot_kernel_id)")
-      .def("plane", [](py::object self, const std::string &name) {
-        return makeView(self, self.cast<PyArena &>().get().plane(name), "plane '" + name + "'");
-      }, py::arg("name"), "A row-space plane: [plane_rows, row_bytes] bytes")
+      .def("plane", [](py::object self, const std::string &name, bool typed) {
+        DeviceArena &a = self.cast<PyArena &>().get();
+        return makeView(self, typed ? a.typedPlane(name) : a.plane(name),
+                        "plane '" + name + "'");
+      }, py::arg("name"), py::arg("typed") = false,
+         "A row-space plane: [plane_rows, row_bytes] bytes, or with typed=True in its "
+         "declared dtype, [plane_rows, row_bytes / item] (fp8 as DLPack's "
+         "kDLFloat8_e4m3fn / e5m2 codes, as torch reads them; bf16 as kDLBfloat)")
       .def("class_region", [](py::object self, const std::string &name) {
         return makeView(self, self.cast<PyArena &>().get().classRegion(name),
                         "class '" + name + "'");

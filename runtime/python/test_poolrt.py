@@ -469,3 +469,21 @@ def test_v4_copy_checkpoint_keep_then_resume_through_dlpack():
         assert arena.read(view[:, e2].__array_interface__["data"][0] - arena.base, 4) == \
             np.float32(cut).tobytes()
         del view, kv
+
+
+@pytest.mark.skipif(not ARTIFACT, reason="needs POOLRT_TEST_ARTIFACT")
+def test_typed_planes_carry_the_dlpack_codes_engines_read():
+    # V4-Flash fp8: 'nope' is fp8_e4m3 at 512 B a row, 'rope' bf16 at 128 B.
+    with poolrt.Device("host") as dev:
+        arena = dev.arena(ARTIFACT)
+        raw, nope, rope = (arena.plane("nope"), arena.plane("nope", typed=True),
+                           arena.plane("rope", typed=True))
+        assert raw.dtype == (1, 8, 1)                # bytes
+        assert nope.dtype == (10, 8, 1)              # kDLFloat8_e4m3fn
+        assert nope.shape == raw.shape and nope.strides == [512, 1]
+        assert rope.dtype == (4, 16, 1)              # kDLBfloat
+        assert rope.shape[1] == 64 and rope.strides == [64, 1]
+        assert rope.byte_offset == arena.plane("rope").byte_offset
+        assert "float8_e4m3fn[" in repr(nope)
+        del raw, nope, rope
+        arena.close()

@@ -12,6 +12,7 @@
 
 #include "poolrt/Device.h"
 #include "poolrt/SolvedLayout.h"
+#include "poolrt/StateArena.h"
 
 #include <string>
 #include <vector>
@@ -23,13 +24,19 @@ struct TensorView {
   uint64_t data = 0;          // DLTensor.data (the allocation's base)
   int32_t deviceType = 1;     // DLDeviceType: 1 CPU, 2 CUDA, 10 ROCm
   int32_t deviceId = 0;
-  uint8_t dtypeCode = 1;      // DLDataTypeCode: 0 int, 1 uint, 2 float, 4 bfloat
+  uint8_t dtypeCode = 1;      // DLDataTypeCode: 0 int, 1 uint, 2 float, 4 bfloat,
+                              // 10 float8_e4m3fn, 12 float8_e5m2
   uint8_t dtypeBits = 8;
   uint16_t dtypeLanes = 1;
   std::vector<int64_t> shape;
   std::vector<int64_t> strides; // in elements
   uint64_t byteOffset = 0;      // DLTensor.byte_offset
 };
+
+/// A dtype's DLPack code and bits: int 0, uint 1, float 2, bfloat 4,
+/// fp8_e4m3 10 (kDLFloat8_e4m3fn) and fp8_e5m2 12 (kDLFloat8_e5m2), as
+/// DLPack 1.1 numbers them.
+void dlpackDtype(DType t, TensorView &v);
 
 class DeviceArena {
 public:
@@ -45,6 +52,9 @@ public:
   int64_t bytes() const { return bytes_; }
   /// A plane of the row space: [plane_rows, row_bytes] bytes.
   Result<TensorView> plane(const std::string &name) const;
+  /// The same plane in its declared dtype: [plane_rows, row_bytes / item]
+  /// (fp8 as DLPack's kDLFloat8 codes, bf16 as kDLBfloat).
+  Result<TensorView> typedPlane(const std::string &name) const;
   /// An entry class's region: [entries, entry_bytes] bytes.
   Result<TensorView> classRegion(const std::string &name) const;
   /// A state field: [layers, entries (or slot positions), *shape] of its
