@@ -329,8 +329,36 @@ py::dict statsDict(const CacheStats &s) {
   return d;
 }
 
+/// Counters of several managers (one per rank) summed, the rates derived
+/// once from the sums (spec 10.4: counters merge by summation).
+py::dict mergedCounters(py::handle managers) {
+  if (!py::isinstance<py::list>(managers) && !py::isinstance<py::tuple>(managers))
+    throw py::type_error("merged_counters: managers must be a list of "
+                         "poolrt.CacheManager, got " + typeName(managers));
+  CacheStats stats;
+  CacheFunnel funnel;
+  size_t i = 0;
+  for (py::handle h : managers) {
+    if (!py::isinstance<CacheManager>(h))
+      throw py::type_error("merged_counters: managers[" + std::to_string(i) +
+                           "] must be a poolrt.CacheManager, got " + typeName(h));
+    const CacheManager &cm = h.cast<const CacheManager &>();
+    stats += cm.stats();
+    funnel += cm.funnel();
+    ++i;
+  }
+  py::dict d;
+  d["ranks"] = i;
+  d["stats"] = statsDict(stats);
+  d["funnel"] = funnelDict(funnel);
+  return d;
+}
+
 /// Needs StateTransfer bound first: its default argument is converted here.
 void bindCacheManager(py::module_ &m) {
+  m.def("merged_counters", &mergedCounters, py::arg("managers"),
+        "The prefix-cache statistics and the funnel of several managers (one per "
+        "rank) summed, rates derived from the sums: {ranks, stats, funnel}");
   py::class_<CacheManager>(m, "CacheManager")
       .def(py::init(&makeCacheManager),
            py::arg("block_size"), py::arg("num_blocks"), py::arg("num_groups") = 0,

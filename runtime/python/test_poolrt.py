@@ -487,3 +487,32 @@ def test_typed_planes_carry_the_dlpack_codes_engines_read():
         assert "float8_e4m3fn[" in repr(nope)
         del raw, nope, rope
         arena.close()
+
+
+def test_counters_merge_across_two_managers_by_summation():
+    # Two ranks, each its own manager: the merged counters are the sums and
+    # the merged hit rate is derived from them (not an average of rates).
+    ranks = [fork_manager(), fork_manager()]
+    for m, n in zip(ranks, (3, 1)):  # rank 0 sees the prompt three times, rank 1 once
+        for _ in range(n):
+            r = poolrt.Request(list(range(16)))
+            m.allocate(r, m.admission(r))
+            cut = r.checkpoint_demand_pos
+            for end in ([cut, 16] if r.num_cached_tokens < cut < 16 else [16]):
+                m.hash_blocks(r, end - r.num_cached_tokens)
+                r.num_cached_tokens = end
+                m.complete_previous_state_batch()
+            m.deallocate(r)
+            m.complete_previous_state_batch()
+            m.complete_previous_state_batch()
+    merged = poolrt.merged_counters(ranks)
+    a, b = ranks[0].stats(), ranks[1].stats()
+    assert merged["ranks"] == 2
+    for key in ("requests", "full_tokens", "cached_tokens", "wanted_tokens", "compressed_tokens"):
+        assert merged["stats"][key] == a[key] + b[key], key
+    assert merged["stats"]["full_tokens"] == 64 and merged["stats"]["cached_tokens"] == 8
+    assert merged["stats"]["hit"] == pytest.approx(8 / 64)
+    assert merged["funnel"]["checkpoints_kept"] == (ranks[0].funnel()["checkpoints_kept"] +
+                                                    ranks[1].funnel()["checkpoints_kept"])
+    with pytest.raises(TypeError, match=r"managers\[1\] must be a poolrt.CacheManager"):
+        poolrt.merged_counters([ranks[0], 5])
