@@ -510,22 +510,36 @@ inline Plan buildPlan() {
   return pl;
 }
 
-POOLC_HD inline int forward(unsigned char *arena, poolmodel_call &c, const Plan &pl) {
-  Mem m{arena, 0, POOLMODEL_OK, 0};
+/// The checks a call shares: its own arguments (`argsOk`), then the plan's
+/// health. Sets c.error and returns false when either fails.
+POOLC_HD inline bool callOk(poolmodel_call &c, bool argsOk, const Plan &pl) {
   c.error = POOLMODEL_OK;
   c.accesses = 0;
-  if (c.start < 0 || c.count < 1 || c.rejected < 0 || !stateIdOk(c) ||
-      (!c.extend && c.start + c.count > c.tokens_len) ||
-      (c.extend && c.start + 1 != c.tokens_len)) {
+  if (!argsOk || !stateIdOk(c)) {
     c.error = POOLMODEL_BAD_ARGS;
     c.error_at = c.start;
-    return c.error;
-  }
-  if (pl.error != POOLMODEL_OK) {
+  } else if (pl.error != POOLMODEL_OK) {
     c.error = pl.error;
     c.error_at = pl.error_at;
-    return c.error;
   }
+  return c.error == POOLMODEL_OK;
+}
+
+/// What a call's memory accesses came to.
+POOLC_HD inline int callDone(poolmodel_call &c, const Mem &m) {
+  c.accesses = m.accesses;
+  c.error = m.error;
+  c.error_at = m.error_at;
+  return c.error;
+}
+
+POOLC_HD inline int forward(unsigned char *arena, poolmodel_call &c, const Plan &pl) {
+  if (!callOk(c, c.start >= 0 && c.count >= 1 && c.rejected >= 0 &&
+                     (c.extend ? c.start + 1 == c.tokens_len
+                               : c.start + c.count <= c.tokens_len),
+              pl))
+    return c.error;
+  Mem m{arena, 0, POOLMODEL_OK, 0};
   Acc a;
   u64 hidden = 0;
   i64 next = 0;
@@ -538,35 +552,19 @@ POOLC_HD inline int forward(unsigned char *arena, poolmodel_call &c, const Plan 
       c.tokens[pos + 1] = next;
   }
   ok = ok && finish(pl, c, a, m) && junk(pl, c, c.start + c.count, m);
-  c.accesses = m.accesses;
   c.next = next;
-  c.error = m.error;
-  c.error_at = m.error_at;
-  return c.error;
+  return callDone(c, m);
 }
 
 /// A checksum of everything a forward at `start` would read.
 POOLC_HD inline int checksum(unsigned char *arena, poolmodel_call &c, const Plan &pl) {
+  if (!callOk(c, c.start >= 0, pl))
+    return c.error;
   Mem m{arena, 0, POOLMODEL_OK, 0};
-  c.error = POOLMODEL_OK;
-  c.accesses = 0;
-  if (c.start < 0 || !stateIdOk(c)) {
-    c.error = POOLMODEL_BAD_ARGS;
-    c.error_at = c.start;
-    return c.error;
-  }
-  if (pl.error != POOLMODEL_OK) {
-    c.error = pl.error;
-    c.error_at = pl.error_at;
-    return c.error;
-  }
   Acc a;
   if (begin(pl, c, c.start, a, m))
     c.checksum = checksumOf(a, pl, c.start);
-  c.accesses = m.accesses;
-  c.error = m.error;
-  c.error_at = m.error_at;
-  return c.error;
+  return callDone(c, m);
 }
 
 } // namespace poolmodel

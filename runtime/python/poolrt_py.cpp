@@ -302,6 +302,9 @@ py::dict boundaryMoveDict(const BoundaryMove &mv) {
   return d;
 }
 
+SlotIndex slotOf(const CheckpointStoreOp &op) { return op.srcSlot; }
+SlotIndex slotOf(const CheckpointRestoreOp &op) { return op.dstSlot; }
+
 py::dict funnelDict(const CacheFunnel &f) {
   py::dict d;
   d["demands_recorded"] = f.demandsRecorded;
@@ -443,21 +446,19 @@ void bindCacheManager(py::module_ &m) {
          "land on a demanded checkpoint, or widened for a fork's room")
       .def("take_state_maintenance_ops", [](CacheManager &m) {
         PageUnitCheckpointStore::CheckpointOps ops = m.takeStateMaintenanceOps();
-        py::list stores, restores;
-        for (const CheckpointStoreOp &op : ops.stores) {
-          std::vector<int32_t> ids{m.slotKernelId(GroupId(op.srcSlot.value))};
-          for (BlockId u : op.unitIds)
-            ids.push_back(u.value);
-          stores.append(py::dict(py::arg("kernel_ids") = ids,
-                                 py::arg("image_bytes") = op.imageBytes));
-        }
-        for (const CheckpointRestoreOp &op : ops.restores) {
-          std::vector<int32_t> ids{m.slotKernelId(GroupId(op.dstSlot.value))};
-          for (BlockId u : op.unitIds)
-            ids.push_back(u.value);
-          restores.append(py::dict(py::arg("kernel_ids") = ids,
-                                   py::arg("image_bytes") = op.imageBytes));
-        }
+        // Both kinds of op launch on (the slot's kernel id, its units...).
+        auto opList = [&m](const auto &list) {
+          py::list out;
+          for (const auto &op : list) {
+            std::vector<int32_t> ids{m.slotKernelId(GroupId(slotOf(op).value))};
+            for (BlockId u : op.unitIds)
+              ids.push_back(u.value);
+            out.append(py::dict(py::arg("kernel_ids") = ids,
+                                py::arg("image_bytes") = op.imageBytes));
+          }
+          return out;
+        };
+        py::list stores = opList(ops.stores), restores = opList(ops.restores);
         py::dict d;
         d["stores"] = stores;
         d["restores"] = restores;

@@ -28,6 +28,19 @@ def boundary_manager():
                                interval=0, boundary=GEOMETRY)
 
 
+def prefill_and_free(m, r):
+    """Forward an allocated 16-token request in the chunks its checkpoint
+    demand cuts, publish each, then free it and drain two batches."""
+    cut = r.checkpoint_demand_pos
+    for end in ([cut, 16] if r.num_cached_tokens < cut < 16 else [16]):
+        m.hash_blocks(r, end - r.num_cached_tokens)
+        r.num_cached_tokens = end
+        m.complete_previous_state_batch()
+    m.deallocate(r)
+    m.complete_previous_state_batch()
+    m.complete_previous_state_batch()
+
+
 def allocated(m, tokens):
     r = poolrt.Request(tokens)
     m.allocate(r, m.can_allocate(r))
@@ -320,14 +333,7 @@ def test_admission_explains_itself():
         hits.append((adm.hit_blocks, adm.hit_tokens, adm.reason))
         m.allocate(r, adm)
         assert r.num_cached_tokens == adm.hit_tokens
-        cut = r.checkpoint_demand_pos
-        for end in ([cut, 16] if r.num_cached_tokens < cut < 16 else [16]):
-            m.hash_blocks(r, end - r.num_cached_tokens)
-            r.num_cached_tokens = end
-            m.complete_previous_state_batch()
-        m.deallocate(r)
-        m.complete_previous_state_batch()
-        m.complete_previous_state_batch()
+        prefill_and_free(m, r)
     # The same walk as test_demand_then_hit, now in tokens and with reasons:
     # the second request's indexed prefix stops at the missing checkpoint.
     assert [h[0] for h in hits] == [0, 0, 2]
@@ -497,14 +503,7 @@ def test_counters_merge_across_two_managers_by_summation():
         for _ in range(n):
             r = poolrt.Request(list(range(16)))
             m.allocate(r, m.admission(r))
-            cut = r.checkpoint_demand_pos
-            for end in ([cut, 16] if r.num_cached_tokens < cut < 16 else [16]):
-                m.hash_blocks(r, end - r.num_cached_tokens)
-                r.num_cached_tokens = end
-                m.complete_previous_state_batch()
-            m.deallocate(r)
-            m.complete_previous_state_batch()
-            m.complete_previous_state_batch()
+            prefill_and_free(m, r)
     merged = poolrt.merged_counters(ranks)
     a, b = ranks[0].stats(), ranks[1].stats()
     assert merged["ranks"] == 2
