@@ -11,17 +11,13 @@ struct DeviceArena::Impl {
   SolvedLayout layout;
 };
 
-namespace {
-
-int32_t dlDevice(const Device &d) {
+int32_t dlpackDevice(const Device &d) {
   if (std::strcmp(d.name(), "cuda") == 0)
     return 2;
   if (std::strcmp(d.name(), "hip") == 0)
     return 10;
   return 1;
 }
-
-} // namespace
 
 void dlpackDtype(DType t, TensorView &v) {
   v.dtypeBits = uint8_t(8 * dtypeSize(t));
@@ -91,7 +87,7 @@ TensorView DeviceArena::bytesView(int64_t rows, int64_t rowBytes,
                                   int64_t offset) const {
   TensorView v;
   v.data = base_.addr;
-  v.deviceType = dlDevice(*device_);
+  v.deviceType = dlpackDevice(*device_);
   v.shape = {rows, rowBytes};
   v.strides = {rowBytes, 1};
   v.byteOffset = uint64_t(offset);
@@ -159,7 +155,7 @@ Result<TensorView> DeviceArena::field(const std::string &name) const {
   int64_t item = dtypeSize(*dtype);
   TensorView v;
   v.data = base_.addr;
-  v.deviceType = dlDevice(*device_);
+  v.deviceType = dlpackDevice(*device_);
   dlpackDtype(*dtype, v);
   if (v.dtypeBits == 8 && item != 1)
     item = 1;

@@ -64,73 +64,167 @@ struct PyDevice {
   }
 };
 
-struct PyArena {
+/// What a view's exports are counted on: an arena, or a staging buffer.
+/// Neither can release its memory while a consumer holds an export.
+struct Exporter {
+  int64_t exports = 0;
+  std::string what; // "the arena", "the staging buffer"
+  virtual ~Exporter() = default;
+  virtual bool isOpen() const = 0;
+  void ensureOpen() const {
+    if (!isOpen())
+      raise(Error{ErrorKind::State, what + " is closed"});
+  }
+  void ensureNoExports() const {
+    if (exports > 0)
+      raise(Error{ErrorKind::State, what + " has " + std::to_string(exports) +
+                                        " live DLPack exports; drop the arrays "
+                                        "wrapping it before closing it"});
+  }
+};
+
+struct PyStaging;
+
+struct PyArena : Exporter {
   std::shared_ptr<Device> device; // declared first: outlives the arena
   std::unique_ptr<DeviceArena> arena;
-  int64_t exports = 0;
   Artifact artifact;                       // its kernels, loaded at the first launch
   std::unique_ptr<KernelLauncher> launcher; // declared last: goes first
+
+  PyArena(std::shared_ptr<Device> d, std::unique_ptr<DeviceArena> a, Artifact art)
+      : device(std::move(d)), arena(std::move(a)), artifact(std::move(art)) {
+    what = "the arena";
+  }
+  bool isOpen() const override { return arena != nullptr; }
   DeviceArena &get() {
-    if (!arena)
-      raise(Error{ErrorKind::State, "the arena is closed"});
+    ensureOpen();
     return *arena;
   }
   void close() {
-    if (exports > 0)
-      raise(Error{ErrorKind::State, "the arena has " + std::to_string(exports) +
-                                        " live DLPack exports; drop the arrays "
-                                        "wrapping it before closing it"});
+    ensureNoExports();
     launcher.reset();
     arena.reset();
   }
-  void launch(const std::string &kernel, const std::vector<int32_t> &ids) {
+  const KernelInfo &kernel(const std::string &name) {
     DeviceArena &a = get();
-    const KernelInfo *k = findKernel(a.layout().kernels, &KernelInfo::name, kernel);
+    const KernelInfo *k = findKernel(a.layout().kernels, &KernelInfo::name, name);
     if (!k)
-      k = a.layout().kernelByKind(kernel);
+      k = a.layout().kernelByKind(name);
     if (!k)
       raise(Error{ErrorKind::Lookup, "the artifact has no kernel named or of kind '" +
-                                         kernel + "'"});
-    if (k->stagingStride > 0)
-      raise(Error::invalid("launch: kernel '" + k->name +
-                           "' moves through staging, which Python does not provide yet"));
-    if (!launcher) {
-      check(device->loadKernels(artifact));
-      launcher = std::make_unique<KernelLauncher>(*device, a.base());
-    }
-    check(launcher->run(*k, ids));
-    check(device->synchronize());
+                                         name + "'"});
+    return *k;
+  }
+  void launch(const std::string &name, const std::vector<int32_t> &ids,
+              PyStaging *staging);
+};
+
+/// Device memory for the staging side of a kernel (image_gather writes
+/// there, image_scatter reads there): items * staging_stride bytes,
+/// allocated on the arena's device, released by close() or when the
+/// object goes.
+struct PyStaging : Exporter {
+  std::shared_ptr<Device> device;
+  DevicePtr ptr;
+  int64_t items = 0, stride = 0;
+  std::string kernel; // the kernel it was sized for
+  PyStaging(std::shared_ptr<Device> d, DevicePtr p, int64_t n, int64_t st, std::string k)
+      : device(std::move(d)), ptr(p), items(n), stride(st), kernel(std::move(k)) {
+    what = "the staging buffer";
+  }
+  // pybind moves the returned object into its holder: the moved-from one
+  // must not release the memory.
+  PyStaging(const PyStaging &) = delete;
+  PyStaging(PyStaging &&o) noexcept
+      : Exporter(o), device(std::move(o.device)), ptr(o.ptr), items(o.items),
+        stride(o.stride), kernel(std::move(o.kernel)) {
+    o.ptr = DevicePtr{};
+  }
+  ~PyStaging() override {
+    if (ptr.addr)
+      (void)device->release(ptr);
+  }
+  bool isOpen() const override { return ptr.addr != 0; }
+  int64_t bytes() const { return items * stride; }
+  void close() {
+    ensureNoExports();
+    if (ptr.addr)
+      (void)device->release(ptr);
+    ptr = DevicePtr{};
+  }
+  void checkSpan(int64_t offset, int64_t n, const char *op) const {
+    ensureOpen();
+    if (offset < 0 || n < 0 || offset > bytes() || n > bytes() - offset)
+      raise(Error::invalid(std::string(op) + ": bytes [" + std::to_string(offset) + ", " +
+                           std::to_string(offset + n) + ") are outside the " +
+                           std::to_string(bytes()) + "-byte staging buffer"));
   }
 };
+
+void PyArena::launch(const std::string &name, const std::vector<int32_t> &ids,
+                     PyStaging *staging) {
+  DeviceArena &a = get();
+  const KernelInfo &k = kernel(name);
+  DevicePtr stagingPtr{};
+  if (k.stagingStride > 0) {
+    if (!staging)
+      raise(Error::invalid("launch: kernel '" + k.name + "' moves through staging: pass "
+                           "staging=arena.staging('" + k.name + "', items)"));
+    staging->ensureOpen();
+    if (staging->stride != k.stagingStride)
+      raise(Error::invalid("launch: the staging buffer was sized for '" + staging->kernel +
+                           "' (" + std::to_string(staging->stride) + " bytes per item); '" +
+                           k.name + "' moves " + std::to_string(k.stagingStride)));
+    int64_t items = k.idsPerItem > 0 ? int64_t(ids.size()) / k.idsPerItem : 0;
+    if (items > staging->items)
+      raise(Error::invalid("launch: " + std::to_string(items) + " items need " +
+                           std::to_string(items * k.stagingStride) + " staging bytes; "
+                           "the buffer holds " + std::to_string(staging->items) +
+                           " items (" + std::to_string(staging->bytes()) + " bytes)"));
+    if (staging->device != device)
+      raise(Error::invalid("launch: the staging buffer is on another device"));
+    stagingPtr = staging->ptr;
+  } else if (staging) {
+    raise(Error::invalid("launch: kernel '" + k.name + "' has no staging side"));
+  }
+  if (!launcher) {
+    check(device->loadKernels(artifact));
+    launcher = std::make_unique<KernelLauncher>(*device, a.base());
+  }
+  check(launcher->run(k, ids, stagingPtr));
+  check(device->synchronize());
+}
 
 struct PyView {
   TensorView v;
   std::string what;
-  py::object arena; // a PyArena
+  py::object owner; // the PyArena or PyStaging whose memory it views
+  Exporter *ex;     // owner's C++ object
   /// Once numpy has been handed the view's address (__array_interface__),
   /// the view counts as an export until it dies: numpy keeps it as the
   /// array's base, so the arena cannot be closed under the array.
   bool pinned = false;
 
-  PyView(TensorView view, std::string w, py::object a)
-      : v(std::move(view)), what(std::move(w)), arena(std::move(a)) {}
+  PyView(TensorView view, std::string w, py::object o, Exporter *e)
+      : v(std::move(view)), what(std::move(w)), owner(std::move(o)), ex(e) {}
   PyView(const PyView &) = delete;
   PyView(PyView &&o) noexcept
-      : v(std::move(o.v)), what(std::move(o.what)), arena(std::move(o.arena)),
+      : v(std::move(o.v)), what(std::move(o.what)), owner(std::move(o.owner)), ex(o.ex),
         pinned(o.pinned) {
     o.pinned = false;
   }
   ~PyView() {
-    if (pinned && arena)
-      arena.cast<PyArena &>().exports -= 1;
+    if (pinned && owner)
+      ex->exports -= 1;
   }
 };
 
 /// What one export owns: its shape and strides, and a reference to the
-/// arena that its consumer's deleter gives back.
+/// arena or staging buffer that its consumer's deleter gives back.
 struct ExportCtx {
   std::vector<int64_t> shape, strides;
-  PyObject *arena;
+  PyObject *owner;
+  Exporter *ex;
 };
 
 void deleteExport(DLManagedTensor *t) {
@@ -140,9 +234,8 @@ void deleteExport(DLManagedTensor *t) {
   // A consumer may let go on any thread.
   PyGILState_STATE g = PyGILState_Ensure();
   if (ctx) {
-    py::handle a(ctx->arena);
-    a.cast<PyArena &>().exports -= 1;
-    Py_DECREF(ctx->arena);
+    ctx->ex->exports -= 1;
+    Py_DECREF(ctx->owner);
     delete ctx;
   }
   delete t;
@@ -161,12 +254,11 @@ void capsuleDestructor(PyObject *cap) {
 }
 
 py::object exportView(PyView &view) {
-  PyArena &owner = view.arena.cast<PyArena &>();
-  owner.get(); // a closed arena exports nothing
+  view.ex->ensureOpen(); // a closed arena exports nothing
   auto *t = new DLManagedTensor();
-  auto *ctx = new ExportCtx{view.v.shape, view.v.strides, view.arena.ptr()};
-  Py_INCREF(ctx->arena);
-  owner.exports += 1;
+  auto *ctx = new ExportCtx{view.v.shape, view.v.strides, view.owner.ptr(), view.ex};
+  Py_INCREF(ctx->owner);
+  view.ex->exports += 1;
   t->manager_ctx = ctx;
   t->deleter = &deleteExport;
   DLTensor &d = t->dl_tensor;
@@ -203,7 +295,8 @@ std::string viewRepr(const PyView &p) {
 }
 
 PyView makeView(py::object arena, Result<TensorView> v, std::string what) {
-  return PyView(take(std::move(v)), std::move(what), std::move(arena));
+  Exporter *ex = &arena.cast<PyArena &>();
+  return PyView(take(std::move(v)), std::move(what), std::move(arena), ex);
 }
 
 void checkSpan(const DeviceArena &a, int64_t offset, int64_t n, const char *op) {
@@ -220,7 +313,8 @@ void bindDevices(py::module_ &m) {
   py::class_<PyView>(m, "TensorView",
                      "A view of the arena as DLPack describes it: numpy.from_dlpack(view) "
                      "or torch.from_dlpack(view) wraps the memory without a copy")
-      .def_property_readonly("shape", [](const PyView &p) { return p.v.shape; })
+      .def_property_readonly("shape", [](const PyView &p) { return p.v.shape; },
+                             "in elements of the dtype")
       .def_property_readonly("strides", [](const PyView &p) { return p.v.strides; },
                              "in elements")
       .def_property_readonly("byte_offset", [](const PyView &p) { return p.v.byteOffset; },
@@ -235,11 +329,10 @@ void bindDevices(py::module_ &m) {
         if (p.v.deviceType != 1)
           throw py::attribute_error("__array_interface__: the view is device memory; "
                                     "use __dlpack__");
-        PyArena &owner = p.arena.cast<PyArena &>();
-        owner.get();
+        p.ex->ensureOpen();
         if (!p.pinned) {
           p.pinned = true;
-          owner.exports += 1;
+          p.ex->exports += 1;
         }
         py::dict d;
         int64_t item = std::max<int64_t>(1, p.v.dtypeBits / 8);
@@ -264,17 +357,95 @@ void bindDevices(py::module_ &m) {
       }, "(device_type, device_id): 1 CPU, 2 CUDA, 10 ROCm")
       .def("__repr__", &viewRepr);
 
+  py::class_<PyStaging>(m, "Staging",
+                        "Device memory for the staging side of a kernel, from "
+                        "arena.staging(kernel, items): items rows of staging_stride "
+                        "bytes. A context manager that releases it; view() is a "
+                        "DLPack view [items, staging_stride] of uint8")
+      .def_property_readonly("items", [](const PyStaging &s) { return s.items; },
+                             "kernel items it holds")
+      .def_property_readonly("staging_stride", [](const PyStaging &s) { return s.stride; },
+                             "bytes per item")
+      .def_property_readonly("bytes", &PyStaging::bytes, "items * staging_stride")
+      .def_property_readonly("kernel", [](const PyStaging &s) { return s.kernel; },
+                             "the kernel it was sized for")
+      .def_readonly("exports", &PyStaging::exports, "live DLPack exports")
+      .def("view", [](py::object self) {
+        PyStaging &s = self.cast<PyStaging &>();
+        s.ensureOpen();
+        TensorView v;
+        v.data = s.ptr.addr;
+        v.deviceType = dlpackDevice(*s.device);
+        v.shape = {s.items, s.stride};
+        v.strides = {s.stride, 1};
+        Exporter *ex = &s;
+        return PyView(std::move(v), "staging '" + s.kernel + "'", self, ex);
+      }, "A DLPack view of the buffer: [items, staging_stride] bytes")
+      .def("read", [](PyStaging &s, int64_t offset, int64_t n) {
+        if (n == -1) // the rest of the buffer
+          n = std::max<int64_t>(0, s.bytes() - offset);
+        s.checkSpan(offset, n, "read");
+        std::string out(size_t(n), '\0');
+        check(s.device->copyFromDevice(out.data(), s.ptr + uint64_t(offset), uint64_t(n)));
+        return py::bytes(out);
+      }, py::arg("offset") = 0, py::arg("n") = -1,
+         "Bytes [offset, offset + n) through the device (n=-1: to the end)")
+      .def("write", [](PyStaging &s, int64_t offset, py::bytes data) {
+        std::string b = data;
+        s.checkSpan(offset, int64_t(b.size()), "write");
+        check(s.device->copyToDevice(s.ptr + uint64_t(offset), b.data(), b.size()));
+      }, py::arg("offset"), py::arg("data"), "Write bytes at offset through the device")
+      .def("close", &PyStaging::close,
+           "Release the memory; StateError while DLPack exports are alive")
+      .def("__enter__", [](py::object self) { return self; })
+      .def("__exit__", [](PyStaging &s, py::args) { s.close(); })
+      .def("__repr__", [](const PyStaging &s) {
+        if (!s.isOpen())
+          return std::string("<poolrt.Staging closed>");
+        return "<poolrt.Staging for '" + s.kernel + "', " + std::to_string(s.items) +
+               " x " + std::to_string(s.stride) + " bytes>";
+      });
+
   py::class_<PyArena>(m, "Arena",
                       "One allocation of an artifact's allocation_bytes, carved at the "
                       "compiled offsets; a context manager that releases it")
-      .def_property_readonly("bytes", [](PyArena &a) { return a.get().bytes(); })
+      .def_property_readonly("bytes", [](PyArena &a) { return a.get().bytes(); },
+                             "the artifact's allocation_bytes")
       .def_property_readonly("base", [](PyArena &a) { return a.get().base().addr; },
                              "the device address of byte 0")
-      .def_property_readonly("field_names", [](PyArena &a) { return a.get().fieldNames(); })
+      .def_property_readonly("field_names", [](PyArena &a) { return a.get().fieldNames(); },
+                             "the state fields field() can view")
       .def_readonly("exports", &PyArena::exports, "live DLPack exports")
-      .def("launch", &PyArena::launch, py::arg("kernel"), py::arg("ids"),
-           "Run a generated kernel (by name, or by kind: 'image_store', 'block_copy', "
-           "...) on id tuples, item-major, through the validating launcher; waits for it")
+      .def("launch", [](PyArena &a, const std::string &kernel, const std::vector<int32_t> &ids,
+                        PyStaging *staging) { a.launch(kernel, ids, staging); },
+           py::arg("kernel"), py::arg("ids"), py::arg("staging") = nullptr,
+           "Run a generated kernel on a batch and wait for it.\n\n"
+           "Args:\n"
+           "    kernel: its name, or its kind ('image_store', 'block_copy', "
+           "'image_gather', ...).\n"
+           "    ids: ids_per_item ids per item, item-major (artifact.kernels[i]"
+           "['id_tuple'] says what each position names).\n"
+           "    staging: for a kernel with a staging side (image_gather writes item i "
+           "at staging byte i * staging_stride, image_scatter reads there): a "
+           "buffer from arena.staging(kernel, items).\n\n"
+           "Raises:\n"
+           "    InvalidId: an id outside its position's range, an entity written "
+           "twice or both read and written in the batch; nothing is launched.\n"
+           "    InvalidArgument: a partial tuple, a missing or too small staging buffer.")
+      .def("staging", [](py::object self, const std::string &kernel, int64_t items) {
+        PyArena &a = self.cast<PyArena &>();
+        const KernelInfo &k = a.kernel(kernel);
+        if (k.stagingStride <= 0)
+          raise(Error::invalid("staging: kernel '" + k.name + "' has no staging side"));
+        if (items < 1 || items > (int64_t(1) << 40) / k.stagingStride)
+          raise(Error::invalid("staging: items must be in [1, " +
+                               std::to_string((int64_t(1) << 40) / k.stagingStride) +
+                               "], got " + std::to_string(items)));
+        DevicePtr p = take(a.device->allocate(uint64_t(items * k.stagingStride)));
+        return PyStaging(a.device, p, items, k.stagingStride, k.name);
+      }, py::arg("kernel"), py::arg("items") = 1,
+         "Device memory for `items` items of a staging kernel (items * its "
+         "staging_stride bytes) on the arena's device")
       .def_property_readonly("slot_origin", [](PyArena &a) -> int64_t {
         const SolvedLayout &L = a.get().layout();
         if (!L.rowSpace || !L.rowSpace->slotPositions || !L.rowSpace->planeRows)
@@ -331,18 +502,21 @@ void bindDevices(py::module_ &m) {
              return PyDevice{std::shared_ptr<Device>(take(openDevice(name)))};
            }),
            py::arg("name") = "host")
-      .def_property_readonly("name", [](PyDevice &d) { return std::string(d.get().name()); })
-      .def_property_readonly("description", [](PyDevice &d) { return d.get().description(); })
+      .def_property_readonly("name", [](PyDevice &d) { return std::string(d.get().name()); },
+                             "'host', 'cuda' or 'hip'")
+      .def_property_readonly("description", [](PyDevice &d) { return d.get().description(); },
+                             "what the backend runs on (the GPU's name, the driver)")
       .def("arena", [](PyDevice &d, const std::string &artifact) {
         Artifact a = takeArtifact(readArtifactFile(artifact));
         auto arena = DeviceArena::create(d.get(), a);
         if (!arena.ok())
           raise(arena.error());
-        return PyArena{d.dev, std::make_unique<DeviceArena>(arena.take()), 0, std::move(a),
-                       nullptr};
+        return PyArena(d.dev, std::make_unique<DeviceArena>(arena.take()), std::move(a));
       }, py::arg("artifact"),
          "Allocate and carve the artifact's arena (allocation_bytes) on this device")
-      .def("close", [](PyDevice &d) { d.dev.reset(); })
+      .def("close", [](PyDevice &d) { d.dev.reset(); },
+           "End the device's use from Python; arenas already carved stay valid "
+           "until they are closed")
       .def("__enter__", [](py::object self) { return self; })
       .def("__exit__", [](PyDevice &d, py::args) { d.dev.reset(); })
       .def("__repr__", [](PyDevice &d) {

@@ -227,7 +227,8 @@ void bindServe(py::module_ &m) {
       .def_property_readonly("step_overhead_us",
                              [](const PyEngine &p) { return p.engine->stepOverheadMicros(); },
                              "Host time of each step (less the model and the kernels), in us")
-      .def_property_readonly("max_num_seqs", [](const PyEngine &p) { return p.engine->maxNumSeqs(); })
+      .def_property_readonly("max_num_seqs", [](const PyEngine &p) { return p.engine->maxNumSeqs(); },
+                             "the most requests a step runs (the artifact's, unless given)")
       .def_property_readonly("token_limit", [](const PyEngine &p) { return p.engine->tokenLimit(); },
                              "The longest request (prompt + output + drafts) the engine runs")
       .def("__repr__", [](const PyEngine &p) {

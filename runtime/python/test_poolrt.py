@@ -11,6 +11,8 @@ import pytest
 import poolrt
 
 ARTIFACT = os.environ.get("POOLRT_TEST_ARTIFACT")
+# A fork-transfer model (Qwen3.5's GDN state, fork(1)) for the fork e2e.
+FORK_ARTIFACT = os.environ.get("POOLRT_TEST_FORK_ARTIFACT")
 
 GEOMETRY = {"envelope_rows": 1, "slot_rows": 4, "plane_rows": 40,
             "slot_positions": 10, "max_blocks": 32}
@@ -515,3 +517,290 @@ def test_counters_merge_across_two_managers_by_summation():
                                                     ranks[1].funnel()["checkpoints_kept"])
     with pytest.raises(TypeError, match=r"managers\[1\] must be a poolrt.CacheManager"):
         poolrt.merged_counters([ranks[0], 5])
+
+
+# --- staging kernels: image and block gather / scatter ----------------------
+
+def kernel_named(info, kind):
+    return next(k for k in info.kernels if k["kind"] == kind)
+
+
+@pytest.mark.skipif(not ARTIFACT, reason="needs POOLRT_TEST_ARTIFACT")
+def test_image_gather_and_scatter_through_a_staging_buffer():
+    """image_gather copies a slot's checkpoint image into a staging buffer
+    (the tier's side), image_scatter writes one back into another slot: the
+    staging rows hold exactly the bytes the manifest's segments name, seen
+    through a DLPack view, and a row changed through numpy lands in the
+    slot."""
+    import numpy as np
+    import gc
+    info = poolrt.read_artifact(ARTIFACT)
+    gather, scatter = kernel_named(info, "image_gather"), kernel_named(info, "image_scatter")
+    stride = gather["staging_stride"]
+    assert stride > 0 and scatter["staging_stride"] == stride
+    assert sum(sg["bytes"] for sg in gather["segments"]) <= stride
+    rng = np.random.default_rng(7)
+    with poolrt.Device("host") as dev:
+        arena = dev.arena(ARTIFACT)
+        slots = [3, 11]
+        want = {}
+        for s in slots:  # random bytes in every segment a gather reads
+            for sg in gather["segments"]:
+                assert sg["src_id"] == 0 and sg["dst_id"] == -1
+                data = rng.integers(0, 256, sg["bytes"], dtype=np.uint8).tobytes()
+                arena.write(sg["src_off"] + s * sg["src_stride"], data)
+                want[(s, sg["dst_off"])] = data
+        buf = arena.staging("image_gather", items=2)
+        assert (buf.items, buf.staging_stride, buf.bytes) == (2, stride, 2 * stride)
+        assert repr(buf) == f"<poolrt.Staging for '{gather['name']}', 2 x {stride} bytes>"
+        arena.launch("image_gather", slots, staging=buf)
+        rows = np.asarray(buf.view())  # [items, staging_stride], writable, zero copy
+        assert rows.shape == (2, stride)
+        for i, s in enumerate(slots):
+            for sg in gather["segments"]:
+                off = sg["dst_off"]
+                assert rows[i, off:off + sg["bytes"]].tobytes() == want[(s, off)]
+        assert buf.read(stride, 16) == bytes(rows[1, :16])
+        # Change item 0 through numpy, scatter it into slot 20.
+        rows[0, :8] = np.arange(8, dtype=np.uint8)
+        arena.launch("image_scatter", [20], staging=buf)
+        first = scatter["segments"][0]
+        assert first["src_id"] == -1 and first["dst_id"] == 0
+        for sg in scatter["segments"]:
+            got = arena.read(sg["dst_off"] + 20 * sg["dst_stride"], sg["bytes"])
+            assert got == rows[0, sg["src_off"]:sg["src_off"] + sg["bytes"]].tobytes()
+        assert arena.read(first["dst_off"] + 20 * first["dst_stride"], 8) == bytes(range(8))
+
+        # Misuse: each refused before anything runs.
+        with pytest.raises(poolrt.InvalidArgument, match="moves through staging: pass staging="):
+            arena.launch("image_gather", [1])
+        with pytest.raises(poolrt.InvalidArgument, match="3 items need .* holds 2 items"):
+            arena.launch("image_gather", [1, 2, 4], staging=buf)
+        blocks = arena.staging("block_gather")
+        with pytest.raises(poolrt.InvalidArgument, match="sized for 'pool_block_gather'"):
+            arena.launch("image_gather", [1], staging=blocks)
+        with pytest.raises(poolrt.InvalidArgument, match="has no staging side"):
+            arena.launch("slot_copy", [1, 2], staging=buf)
+        with pytest.raises(poolrt.InvalidArgument, match="has no staging side"):
+            arena.staging("slot_copy")
+        with pytest.raises(poolrt.InvalidArgument, match="items must be in"):
+            arena.staging("image_gather", items=0)
+        with pytest.raises(poolrt.InvalidArgument, match="outside the"):
+            buf.read(2 * stride - 4, 8)
+        with pytest.raises(poolrt.InvalidId, match="outside|range"):
+            arena.launch("image_gather", [10**6], staging=buf)
+        # The buffer cannot go while numpy holds it; then it can.
+        with pytest.raises(poolrt.StateError, match="staging buffer has 1 live DLPack"):
+            buf.close()
+        del rows
+        gc.collect()
+        buf.close()
+        assert repr(buf) == "<poolrt.Staging closed>"
+        with pytest.raises(poolrt.StateError, match="staging buffer is closed"):
+            arena.launch("image_gather", [1], staging=buf)
+        with pytest.raises(poolrt.StateError, match="staging buffer is closed"):
+            buf.view()
+        blocks.close()
+        arena.close()
+
+
+@pytest.mark.skipif(not ARTIFACT, reason="needs POOLRT_TEST_ARTIFACT")
+def test_kernel_descriptions_name_their_ids_and_segments():
+    info = poolrt.read_artifact(ARTIFACT)
+    store = kernel_named(info, "image_store")
+    assert store["ids_per_item"] == len(store["id_tuple"])
+    assert store["id_tuple"][0]["entity"] == "slot" and store["id_tuple"][0]["read"]
+    assert all(t["entity"] == "block" and t["written"] for t in store["id_tuple"][1:])
+    copy = kernel_named(info, "block_copy")
+    assert copy["staging_stride"] == 0
+    assert [(sg["src_id"], sg["dst_id"]) for sg in copy["segments"]] == \
+        [(0, 1)] * len(copy["segments"])
+    # A block's segments together are its item_bytes.
+    assert sum(sg["bytes"] for sg in copy["segments"]) == copy["item_bytes"]
+
+
+# --- the C++ end-to-end tests, from Python ----------------------------------
+
+@pytest.mark.skipif(not FORK_ARTIFACT, reason="needs POOLRT_TEST_FORK_ARTIFACT")
+def test_fork_checkpoint_keep_then_resume():
+    """test/E2E/fork_e2e.cpp from Python: on a fork(1) model the ladder's
+    checkpoint forks the request into a fresh group and indexes the old one;
+    a second request on the prompt hits up to that checkpoint, forks from it,
+    and its first forward (the generated group_copy kernel) resumes the
+    state: the new group holds the checkpointed bytes exactly."""
+    import numpy as np
+    info = poolrt.read_artifact(FORK_ARTIFACT)
+    copy = kernel_named(info, "group_copy")
+    (seg,) = copy["segments"]
+    with poolrt.Device("host") as dev:
+        arena = dev.arena(FORK_ARTIFACT)
+        m = poolrt.CacheManager.from_artifact(FORK_ARTIFACT, interval=4 * 256)
+        bs = m.block_size
+        assert '"kind":"fork","fork_tokens":1' in repr(m), repr(m)
+        region = np.asarray(arena.class_region("state"))  # [groups, group_bytes]
+        assert region.shape == (m.num_groups, seg["bytes"])
+        assert arena.class_region("state").byte_offset == seg["src_off"]
+
+        prompt = [1000 + i for i in range(8 * 256 + 3)]  # past two rungs
+        r1 = poolrt.Request(prompt)
+        a1 = m.admission(r1)
+        assert a1 and a1.hit_tokens == 0
+        m.allocate(r1, a1)
+        g1 = r1.group
+        state = np.random.default_rng(1).integers(0, 256, seg["bytes"], dtype=np.uint8)
+        region[g1] = state
+        rung = m.checkpoint_limit(r1)
+        chunk = m.finalize_prefill_chunk(r1, 0, len(r1))
+        assert chunk == rung and rung % 1024 == 0 and 0 < rung < len(r1)
+        m.hash_blocks(r1, chunk)
+        assert r1.group != g1 and r1.fork_source == g1, "the checkpoint forks"
+        r1.num_cached_tokens = chunk
+        m.complete_previous_state_batch()
+        m.hash_blocks(r1, len(r1) - chunk)
+        r1.num_cached_tokens = len(r1)
+        m.deallocate(r1)
+        m.complete_previous_state_batch()
+        m.complete_previous_state_batch()
+        assert m.funnel()["checkpoints_kept"] == 1
+
+        r2 = poolrt.Request(prompt)
+        a2 = m.admission(r2)
+        assert a2.hit_tokens == rung and a2.hit_blocks == rung // bs
+        m.allocate(r2, a2)
+        assert r2.fork_source == g1 and r2.group not in (-1, g1)
+        region[r2.group] = 0x5A  # whatever it held, the resume overwrites it
+        arena.launch("group_copy", [r2.fork_source, r2.group])
+        view = np.from_dlpack(arena.class_region("state"))
+        assert np.array_equal(view[r2.group], state), "resumed byte for byte"
+        assert np.array_equal(view[g1], state), "the checkpoint itself is untouched"
+        m.deallocate(r2)
+        del view, region
+
+
+def _stamp(v):
+    """Four 64-bit words derived from v (the C++ boundary test's stamp)."""
+    out = []
+    mask = (1 << 64) - 1
+    for _ in range(4):
+        v ^= v >> 31
+        v = (v * 0x9E3779B97F4A7C15) & mask
+        out.append(v)
+    return b"".join(w.to_bytes(8, "little") for w in out)
+
+
+@pytest.mark.skipif(not ARTIFACT, reason="needs POOLRT_TEST_ARTIFACT")
+def test_boundary_moves_keep_every_live_byte():
+    """test/E2E/boundary_e2e.cpp from Python, shorter: requests on shared
+    prefixes are admitted and finished while the boundary between PAGE
+    blocks and STATE slots moves up and down. Every block carries a stamp of
+    its content (its chained hash) and every slot one of its request, at the
+    start, middle and end of each segment the kernels move; after each move
+    the block_copy and slot_copy pairs it returned run through the arena,
+    and every live request's blocks and slot must still hold their stamps,
+    and a later hit must read the right bytes."""
+    import random
+    info = poolrt.read_artifact(ARTIFACT)
+    gather, slot_copy = kernel_named(info, "block_gather"), kernel_named(info, "slot_copy")
+    m = poolrt.CacheManager.from_artifact(ARTIFACT, interval=0)
+    bs = m.block_size
+
+    def spots(k, i):
+        for sg in k["segments"]:
+            base = sg["src_off"] + i * sg["src_stride"]
+            last = sg["bytes"] - 32
+            yield from (base, base + last // 2 // 8 * 8, base + last)
+
+    def write(arena, k, i, v):
+        for at in spots(k, i):
+            arena.write(at, _stamp(v))
+
+    def holds(arena, k, i, v):
+        return all(arena.read(at, 32) == _stamp(v) for at in spots(k, i))
+
+    def block_value(r, i):
+        full = len(r) // bs
+        return m.prefix_hashes(r, i + 1)[i] if i < full else 0xB10C << 48 | r.id
+
+    rng = random.Random(20261202)
+    live, moves, hits, relocated = [], 0, 0, 0
+    with poolrt.Device("host") as dev:
+        arena = dev.arena(ARTIFACT)
+        groups0 = m.num_groups
+        for step in range(160):
+            op = rng.randrange(100)
+            if op < 45:
+                fam = rng.randrange(3)
+                prompt = [1000 * (fam + 1) + t for t in range((2 + fam) * bs)]
+                prompt += [(1 << 40) | (step << 16) | t for t in range(rng.randrange(1, 2 * bs))]
+                r = poolrt.Request(prompt)
+                r.stateful = rng.randrange(2) == 0
+                adm = m.admission(r)
+                if not adm:
+                    continue
+                m.allocate(r, adm)
+                hits += adm.hit_blocks
+                for i in range(adm.hit_blocks):  # written by an earlier request
+                    assert holds(arena, gather, r.block_table[i], block_value(r, i))
+                for i in range(adm.hit_blocks, len(r.block_table)):
+                    write(arena, gather, r.block_table[i], block_value(r, i))
+                if r.stateful:
+                    write(arena, slot_copy, m.slot_kernel_id(r), 0x5107 << 48 | r.id)
+                m.hash_blocks(r, len(r) - adm.hit_tokens)
+                r.num_cached_tokens = len(r)
+                live.append(r)
+            elif op < 75 and live:
+                m.deallocate(live.pop(rng.randrange(len(live))))
+            else:
+                target = rng.randrange(1, 2 * groups0 + 1)
+                mv = m.move_boundary(target, live)
+                moves += 1
+                pairs = mv["block_copy_ids"]
+                for src, dst in zip(pairs[::2], pairs[1::2]):
+                    arena.launch("block_copy", [src, dst])
+                pairs = mv["slot_copy_ids"]
+                for src, dst in zip(pairs[::2], pairs[1::2]):
+                    arena.launch("slot_copy", [src, dst])
+                relocated += len(mv["block_copy_ids"]) + len(mv["slot_copy_ids"])
+                assert mv["num_groups"] == m.num_groups
+                for r in live:
+                    for i, b in enumerate(r.block_table):
+                        assert holds(arena, gather, b, block_value(r, i)), (r, i)
+                    if r.stateful:
+                        assert holds(arena, slot_copy, m.slot_kernel_id(r),
+                                     0x5107 << 48 | r.id), r
+            m.complete_previous_state_batch()
+        arena.close()
+    assert moves > 10 and hits > 0 and relocated > 0, (moves, hits, relocated)
+
+
+# --- documentation ---------------------------------------------------------
+
+def _described(obj):
+    """A docstring with text past pybind11's signature line."""
+    lines = [ln for ln in (getattr(obj, "__doc__", None) or "").strip().splitlines()
+             if ln.strip()]
+    if lines and "->" in lines[0] and lines[0].split("(")[0].strip().isidentifier():
+        lines = lines[1:]
+    return bool(lines)
+
+
+def test_every_public_class_and_member_is_documented():
+    import inspect
+    missing = []
+    for name, obj in vars(poolrt).items():
+        if name.startswith("_"):
+            continue
+        if not _described(obj):
+            missing.append(name)
+        if inspect.isclass(obj) and not issubclass(obj, BaseException):
+            missing += [f"{name}.{a}" for a, v in vars(obj).items()
+                        if not a.startswith("_") and not _described(v)]
+    assert missing == []
+    doc = poolrt.CacheManager.__doc__
+    for step in ("complete_previous_state_batch", "admission", "allocate",
+                 "finalize_prefill_chunk", "take_state_maintenance_ops", "hash_blocks",
+                 "deallocate", "move_boundary", "Units:"):
+        assert step in doc, step
+    assert "Raises:" in poolrt.CacheManager.allocate.__doc__
+    assert "OutOfBlocks" in poolrt.CacheManager.allocate.__doc__
+    assert "help(CacheManager)" in poolrt.__doc__

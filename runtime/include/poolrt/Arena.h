@@ -38,6 +38,9 @@ struct TensorView {
 /// DLPack 1.1 numbers them.
 void dlpackDtype(DType t, TensorView &v);
 
+/// The DLDeviceType of memory `d` allocates: 1 CPU, 2 CUDA, 10 ROCm.
+int32_t dlpackDevice(const Device &d);
+
 class DeviceArena {
 public:
   /// Allocate and carve the artifact's arena on `device`.
