@@ -6,7 +6,7 @@ PKGS=(
   cmake ninja-build ccache g++ python3
   llvm-22-dev libmlir-22-dev mlir-22-tools llvm-22-tools clang-22 lld-22 clang-tools-22
   libyaml-cpp-dev libgtest-dev libbenchmark-dev libxxhash-dev nlohmann-json3-dev
-  pybind11-dev python3-dev python3-pytest python3-numpy python3-mypy
+  pybind11-dev python3-dev python3-pytest python3-numpy python3-mypy python3-venv python3-wheel
   libclang-rt-22-dev libfuzzer-22-dev
   libcpp-httplib-dev libcli11-dev python3-prometheus-client
 )
