@@ -7,6 +7,8 @@
 #   bash bench/gpu/run.sh device      # builds gpu_check there, runs it
 #   bash bench/gpu/run.sh device-serve  # only pool-serve's engine on CUDA
 #   bash bench/gpu/run.sh device-kernel # only the model kernel (nvcc) on CUDA
+#   bash bench/gpu/run.sh prepare-python  # here: only what device-python needs
+#   bash bench/gpu/run.sh device-python   # the poolrt module on CUDA, through torch
 # The device step needs only CUDA, g++ and the carried files.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
@@ -58,7 +60,52 @@ serve_on_device() {
     echo "${m%%:*} on CUDA: cache on and off $same"
   done
 }
+# The poolrt module built there for its python3 (the one holding torch; its
+# pip pybind11 gives the includes), without the host JIT (no LLVM there):
+# the CUDA backend only.
+build_python_device() {
+  local out=/tmp/poolrt-py ext pyinc
+  mkdir -p $out /tmp/pyobj
+  ext=$(python3 -c "import sysconfig; print(sysconfig.get_config_var('EXT_SUFFIX'))")
+  pyinc=$(python3 -m pybind11 --includes)
+  local pids=() f
+  for f in runtime/python/*.cpp runtime/serve/*.cpp runtime/device/*.cpp runtime/pools/*.cpp \
+           runtime/layout/*.cpp; do
+    g++ -O2 -std=c++17 -fPIC -fvisibility=hidden $pyinc -Iruntime/include -Iruntime/python \
+      -Imodels/reference -I.gpu-carry -DXXH_INLINE_ALL -c "$f" \
+      -o "/tmp/pyobj/$(echo "$f" | tr / _).o" & pids+=($!)
+  done
+  for f in "${pids[@]}"; do wait "$f"; done
+  g++ -shared /tmp/pyobj/*.o -ldl -o "$out/poolrt$ext"
+}
+python_on_device() {
+  echo
+  echo "== the poolrt Python module on CUDA (torch.from_dlpack, kernels launched from Python) =="
+  build_python_device
+  python3 -c "import torch; print('torch', torch.__version__, torch.cuda.get_device_name(0))"
+  PYTHONPATH=/tmp/poolrt-py PYTHONDONTWRITEBYTECODE=1 \
+    POOLRT_TEST_ARTIFACT=.gpu-carry/py/v4-small.poolpack \
+    POOLRT_TEST_FORK_ARTIFACT=.gpu-carry/py/qwen-small.poolpack \
+    python3 -m pytest -v -p no:cacheprovider runtime/python/test_cuda.py
+}
+prepare_python() {
+  mkdir -p .gpu-carry/py
+  "./$BUILD/bin/poolc" models/deepseek-v4-flash-fp8.yaml --budget 1GiB --max-num-seqs 4 \
+    --targets sm_90,host -o .gpu-carry/py/v4-small.poolpack
+  "./$BUILD/bin/poolc" models/qwen3.5-27b.yaml --budget 2GiB --max-num-seqs 4 \
+    --targets sm_90,host -o .gpu-carry/py/qwen-small.poolpack
+  cp /usr/include/xxhash.h .gpu-carry/
+  rm -rf .gpu-carry/nlohmann && cp -r /usr/include/nlohmann .gpu-carry/
+}
 case "${1:-}" in
+prepare-python)
+  prepare_python
+  echo "prepared: $(ls .gpu-carry/py)"
+  ;;
+device-python)
+  nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv,noheader || true
+  python_on_device
+  ;;
 prepare)
   mkdir -p .gpu-carry
   "./$BUILD/bin/poolc" "$MODEL" --budget "$BUDGET" --max-num-seqs "$SEQS" \
@@ -107,6 +154,7 @@ prepare)
     cmp "/tmp/$n-host-kernel-1k.jsonl" ".gpu-carry/serve/$n-host-1k-on.jsonl"
     echo "$n: the host kernel built on the 96 GiB header equals the reference model (1,000 requests)"
   done
+  prepare_python
   cp /usr/include/xxhash.h .gpu-carry/   # Debian's libxxhash-dev header, used header-only there
   rm -rf .gpu-carry/nlohmann && cp -r /usr/include/nlohmann .gpu-carry/  # nlohmann-json3-dev, header-only
   echo "prepared: $(ls .gpu-carry)"
@@ -146,7 +194,7 @@ device-kernel) # only the model kernel on CUDA, 1,000 requests
   serve_kernel_on_device
   ;;
 *)
-  echo "usage: bench/gpu/run.sh prepare|device|device-serve|device-kernel" >&2
+  echo "usage: bench/gpu/run.sh prepare|device|device-serve|device-kernel|prepare-python|device-python" >&2
   exit 2
   ;;
 esac
