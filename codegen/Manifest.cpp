@@ -219,6 +219,8 @@ json::Value mlir::pool::reportJson(const SolvedLayout &L) {
   json::Object params;
   for (const auto &[k, v] : L.inputs.params)
     params[k] = v;
+  for (const auto &[k, v] : L.inputs.dtypeParams)
+    params[k] = v;
   return json::Object{
       {"schema", kReportSchema},
       {"model", L.model},

@@ -230,6 +230,8 @@ mlir::pool::solvedLayoutOf(ModelOp model, const ReportInputs &inputs) {
     L.inputs.ppMinBlocks = inputs.ppMinBlocks;
   L.inputs.params = inputs.params;
   std::sort(L.inputs.params.begin(), L.inputs.params.end());
+  L.inputs.dtypeParams = inputs.dtypeParams;
+  std::sort(L.inputs.dtypeParams.begin(), L.inputs.dtypeParams.end());
 
   poolrt::SolvedGeometry &geo = L.geometry;
   geo.blockSize = int64_t(model.getBlockSize());

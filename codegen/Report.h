@@ -26,6 +26,7 @@ struct ReportInputs {
   std::string source;
   std::vector<std::pair<std::string, int64_t>> params;
   int64_t ppMinBlocks = -1;
+  std::vector<std::pair<std::string, std::string>> dtypeParams;
 };
 
 /// The one writer of SolvedLayout: everything the passes solved for

@@ -14,6 +14,7 @@
 
 #include "poolrt/SolvedLayout.h"
 #include "poolrt/Checked.h"
+#include "poolrt/StateArena.h"
 
 #include <nlohmann/json.hpp>
 
@@ -469,11 +470,18 @@ void readReportInto(Walker &w, const Json &r, const std::string &p,
   L.inputs.maxNumSeqs = w.integer(in, ip, "max_num_seqs", 0);
   L.inputs.ppMinBlocks = w.optInteger(in, ip, "pp_min_blocks");
   const Json &params = w.object(in, ip, "params");
-  for (auto it = params.begin(); it != params.end(); ++it)
+  for (auto it = params.begin(); it != params.end(); ++it) {
+    std::string pp = Walker::join(ip, "params") + "." + it.key();
+    if (it.value().is_string()) { // a dtype parameter
+      std::string d = it.value().get<std::string>();
+      if (!parseDType(d))
+        w.fail(pp, "expected an integer or a dtype name, got '" + d.substr(0, 32) + "'");
+      L.inputs.dtypeParams.emplace_back(it.key(), d);
+      continue;
+    }
     L.inputs.params.emplace_back(
-        it.key(), w.asInteger(it.value(), Walker::join(ip, "params") + "." +
-                                              it.key(),
-                              std::numeric_limits<int64_t>::min()));
+        it.key(), w.asInteger(it.value(), pp, std::numeric_limits<int64_t>::min()));
+  }
 
   const Json &geo = w.object(r, p, "geometry");
   std::string gp = Walker::join(p, "geometry");

@@ -315,6 +315,7 @@ public:
     M(inputs.maxNumSeqs, "inputs.max_num_seqs");
     M(inputs.ppMinBlocks, "inputs.pp_min_blocks");
     M(inputs.params, "inputs.params");
+    M(inputs.dtypeParams, "inputs.dtype_params");
     M(geometry.blockSize, "geometry.block_size");
     M(geometry.hashBlockSize, "geometry.hash_block_size");
     M(geometry.slidingWindow, "geometry.sliding_window");

@@ -62,13 +62,13 @@ TEST(ModelYaml, ParamOverrides) {
   fs::path qwen = fs::path(POOLC_SOURCE_DIR) / "models/qwen3.5-27b.yaml";
   ModelDecl decl;
   YamlError err;
-  ASSERT_TRUE(loadModelYaml(qwen.string(), {{"num_spec", 3}}, decl, err))
+  ASSERT_TRUE(loadModelYaml(qwen.string(), {{"num_spec", "3"}}, decl, err))
       << err.str();
   auto state = std::find_if(decl.classes.begin(), decl.classes.end(),
                             [](const ClassDecl &c) { return c.pool == "state"; });
   ASSERT_NE(state, decl.classes.end());
   EXPECT_EQ(state->entriesPerReq, 4);
-  EXPECT_FALSE(loadModelYaml(qwen.string(), {{"no_such_param", 1}}, decl, err));
+  EXPECT_FALSE(loadModelYaml(qwen.string(), {{"no_such_param", "1"}}, decl, err));
   EXPECT_NE(err.message.find("no_such_param"), std::string::npos);
 }
 

@@ -35,25 +35,25 @@ void registerKernelLowering(MLIRContext &ctx) {
 }
 
 bool parseParamArg(const std::string &arg,
-                         std::pair<std::string, int64_t> &out,
+                         std::pair<std::string, std::string> &out,
                          std::string &why) {
   size_t eq = arg.find('=');
   if (eq == std::string::npos || eq == 0) {
     why = "expects NAME=VALUE, got '" + arg + "'";
     return false;
   }
-  int64_t v;
-  if (!::pool::yaml::evalIntExpr(arg.substr(eq + 1), {}, v, why)) {
-    why = arg.substr(0, eq) + ": " + why;
+  if (eq + 1 == arg.size()) {
+    why = arg.substr(0, eq) + ": expects a value after '='";
     return false;
   }
-  out = {arg.substr(0, eq), v};
+  out = {arg.substr(0, eq), arg.substr(eq + 1)};
   return true;
 }
 
 OwningOpRef<ModuleOp> compileModel(MLIRContext &ctx, llvm::SourceMgr &sourceMgr,
                    const CompileOptions &opts,
-                   std::vector<std::pair<std::string, int64_t>> *usedParams) {
+                   std::vector<std::pair<std::string, int64_t>> *usedParams,
+                   std::vector<std::pair<std::string, std::string>> *usedDtypeParams) {
   ctx.getOrLoadDialect<mlir::pool::PoolDialect>();
   auto report = [&](const std::string &msg) {
     if (opts.onError)
@@ -85,6 +85,8 @@ OwningOpRef<ModuleOp> compileModel(MLIRContext &ctx, llvm::SourceMgr &sourceMgr,
     }
     if (usedParams)
       *usedParams = decl.params;
+    if (usedDtypeParams)
+      *usedDtypeParams = decl.dtypeParams;
     module = mlir::pool::importModelDecl(&ctx, decl);
   }
   if (!module)

@@ -19,7 +19,9 @@ namespace pool {
 
 struct CompileOptions {
   std::string input; // .yaml, or .mlir holding pool dialect
-  std::vector<std::pair<std::string, int64_t>> params; // YAML only
+  /// --param NAME=TEXT, YAML only: an integer expression, or a dtype
+  /// name for a dtype parameter.
+  std::vector<std::pair<std::string, std::string>> params;
   bool plan = true; // false: import and verify only
   /// pool-plan-pools' options: the budget is required (the pass refuses
   /// kNoBudget), pp-min-blocks only when given.
@@ -33,19 +35,21 @@ struct CompileOptions {
 /// the file is added to `sourceMgr`) and run verify, merge, plane split,
 /// layout, row space, plan and addressing checks. Returns null on any error
 /// (already reported). `usedParams` receives the model's parameters after
-/// overrides (YAML only).
+/// overrides (YAML only), `usedDtypeParams` its dtype parameters.
 mlir::OwningOpRef<mlir::ModuleOp>
 compileModel(mlir::MLIRContext &ctx, llvm::SourceMgr &sourceMgr,
              const CompileOptions &opts,
-             std::vector<std::pair<std::string, int64_t>> *usedParams = nullptr);
+             std::vector<std::pair<std::string, int64_t>> *usedParams = nullptr,
+             std::vector<std::pair<std::string, std::string>> *usedDtypeParams = nullptr);
 
 /// Make `ctx` able to lower kernels for every target (GPU dialects, the
 /// NVVM/ROCDL target attributes, LLVM IR translation) and register the
 /// upstream passes the lowering pipelines name. Idempotent.
 void registerKernelLowering(mlir::MLIRContext &ctx);
 
-/// Parse "NAME=VALUE" with VALUE an integer expression; false + `why`.
-bool parseParamArg(const std::string &arg, std::pair<std::string, int64_t> &out,
+/// Split "NAME=VALUE" (the model reader evaluates VALUE: an integer
+/// expression, or a dtype name for a dtype parameter); false + `why`.
+bool parseParamArg(const std::string &arg, std::pair<std::string, std::string> &out,
                    std::string &why);
 
 } // namespace pool

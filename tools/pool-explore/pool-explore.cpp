@@ -13,6 +13,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "codegen/Report.h"
+#include "dialects/Pool/Yaml/ModelDecl.h"
 #include "poolrt/Checked.h"
 #include "tools/lib/Driver.h"
 #include "tools/lib/Output.h"
@@ -65,9 +66,10 @@ struct Compiled {
   std::string error; // first diagnostic, if the compile failed
 };
 
-Compiled compile(const std::string &path,
-                 const std::vector<std::pair<std::string, int64_t>> &ps,
-                 int64_t budget, int64_t seqs) {
+using Overrides = std::vector<std::pair<std::string, std::string>>;
+
+Compiled compile(const std::string &path, const Overrides &ps, int64_t budget,
+                 int64_t seqs) {
   Compiled out;
   MLIRContext ctx;
   ctx.printOpOnDiagnostic(false);
@@ -87,7 +89,9 @@ Compiled compile(const std::string &path,
     if (firstError.empty())
       firstError = msg;
   };
-  auto module = ::pool::compileModel(ctx, sm, opts);
+  std::vector<std::pair<std::string, int64_t>> used;
+  std::vector<std::pair<std::string, std::string>> usedDtypes;
+  auto module = ::pool::compileModel(ctx, sm, opts, &used, &usedDtypes);
   if (!module) {
     out.error = firstError.empty() ? "the model does not compile" : firstError;
     return out;
@@ -95,7 +99,7 @@ Compiled compile(const std::string &path,
   FailureOr<mlir::pool::ModelOp> model = mlir::pool::firstModel(*module);
   FailureOr<poolrt::SolvedLayout> layout = failure();
   if (succeeded(model))
-    layout = mlir::pool::solvedLayoutOf(*model, {path, ps, -1});
+    layout = mlir::pool::solvedLayoutOf(*model, {path, used, -1, usedDtypes});
   if (failed(layout))
     out.error = firstError.empty() ? "the model is not planned" : firstError;
   else
@@ -312,9 +316,9 @@ int main(int argc, char **argv) {
     return fail("--budget '" + budgetArg + "': " + why);
   if (maxNumSeqs < 0)
     return fail("--max-num-seqs must be >= 0");
-  std::vector<std::pair<std::string, int64_t>> ps;
+  Overrides ps;
   for (const std::string &p : params) {
-    std::pair<std::string, int64_t> kv;
+    std::pair<std::string, std::string> kv;
     if (!::pool::parseParamArg(p, kv, why))
       return fail("--param " + why);
     ps.push_back(kv);
@@ -360,9 +364,25 @@ int main(int argc, char **argv) {
       return fail("--vary takes NAME=V1,V2,...");
     llvm::SmallVector<llvm::StringRef> values;
     valuesText.split(values, ',');
+    // A declared parameter (integer or dtype) is varied as --param; the
+    // name `dtype` on a model that declares no such parameter swaps the
+    // fp8/bf16 token of the file name (the V4 files differ in their planes,
+    // not only in a dtype).
+    bool declared = false;
+    if (llvm::StringRef(inputFile).ends_with(".yaml") ||
+        llvm::StringRef(inputFile).ends_with(".yml")) {
+      ::pool::yaml::ModelDecl decl;
+      ::pool::yaml::YamlError yerr;
+      if (::pool::yaml::loadModelYaml(inputFile, {}, decl, yerr)) {
+        for (const auto &p : decl.params)
+          declared |= p.first == name;
+        for (const auto &p : decl.dtypeParams)
+          declared |= p.first == name;
+      }
+    }
     std::vector<Row> rows;
     for (llvm::StringRef v : values) {
-      if (name == "dtype") {
+      if (name == "dtype" && !declared) {
         std::string path = inputFile;
         size_t at = std::string::npos;
         std::string from;
@@ -382,7 +402,7 @@ int main(int argc, char **argv) {
         rows.push_back({v.str(), compile(path, ps, *budget, maxNumSeqs)});
         continue;
       }
-      std::pair<std::string, int64_t> kv;
+      std::pair<std::string, std::string> kv;
       if (!::pool::parseParamArg((name + "=" + v).str(), kv, why))
         return fail("--vary " + why);
       auto vps = ps;

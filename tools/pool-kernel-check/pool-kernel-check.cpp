@@ -1241,7 +1241,7 @@ int compileOptions(::pool::CompileOptions &opts) {
   opts.planPools.budget = *budget;
   opts.planPools.maxNumSeqs = maxNumSeqs;
   for (const std::string &p : params) {
-    std::pair<std::string, int64_t> kv;
+    std::pair<std::string, std::string> kv;
     if (!::pool::parseParamArg(p, kv, why)) {
       llvm::errs() << "pool-kernel-check: --param " << why << "\n";
       return 2;

@@ -98,7 +98,7 @@ int main(int argc, char **argv) {
   ::pool::CompileOptions opts;
   opts.input = inputFile;
   for (const std::string &p : params) {
-    std::pair<std::string, int64_t> kv;
+    std::pair<std::string, std::string> kv;
     std::string why;
     if (!::pool::parseParamArg(p, kv, why))
       return usage("--param " + why);
@@ -133,8 +133,9 @@ int main(int argc, char **argv) {
                    !showRemarks);
   });
   std::vector<std::pair<std::string, int64_t>> usedParams;
+  std::vector<std::pair<std::string, std::string>> usedDtypeParams;
   OwningOpRef<ModuleOp> module =
-      ::pool::compileModel(ctx, sourceMgr, opts, &usedParams);
+      ::pool::compileModel(ctx, sourceMgr, opts, &usedParams, &usedDtypeParams);
   if (!module)
     return 1;
   FailureOr<mlir::pool::ModelOp> model = mlir::pool::firstModel(*module);
@@ -144,7 +145,7 @@ int main(int argc, char **argv) {
   std::string text;
   llvm::raw_string_ostream os(text);
   if (emit == Emit::Artifact) {
-    mlir::pool::ReportInputs inputs{inputFile, usedParams, ppMinBlocks};
+    mlir::pool::ReportInputs inputs{inputFile, usedParams, ppMinBlocks, usedDtypeParams};
     auto layout = mlir::pool::solvedLayoutOf(*model, inputs);
     if (failed(layout))
       return 1;
@@ -192,7 +193,7 @@ int main(int argc, char **argv) {
     module->print(os);
     os << "\n";
   } else {
-    mlir::pool::ReportInputs inputs{inputFile, usedParams, ppMinBlocks};
+    mlir::pool::ReportInputs inputs{inputFile, usedParams, ppMinBlocks, usedDtypeParams};
     auto layout = mlir::pool::solvedLayoutOf(*model, inputs);
     if (failed(layout))
       return 1;

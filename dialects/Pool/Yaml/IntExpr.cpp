@@ -2,12 +2,17 @@
 //
 // Recursive descent over: expr := term (('+'|'-') term)*;
 // term := unary (('*'|'/'|'%') unary)*; unary := '-' unary | primary;
-// primary := number | name | name '(' expr, expr ')' | '(' expr ')'.
+// primary := number | name | name '(' expr, expr ')' | 'sizeof' '(' dtype ')'
+//            | '(' expr ')'.
+// sizeof(D) is the bytes of one element of D: a dtype name (bf16) or a
+// dtype parameter (kv_dtype).
 // All arithmetic is checked 64-bit; '/' floors, '%' is its remainder.
 //
 //===----------------------------------------------------------------------===//
 
 #include "dialects/Pool/Yaml/ModelDecl.h"
+
+#include "poolrt/StateArena.h"
 
 #include <cctype>
 
@@ -17,8 +22,9 @@ namespace {
 class Parser {
 public:
   Parser(const std::string &text,
-         const std::vector<std::pair<std::string, int64_t>> &params)
-      : s(text), params(params) {}
+         const std::vector<std::pair<std::string, int64_t>> &params,
+         const std::vector<std::pair<std::string, std::string>> &dtypes)
+      : s(text), params(params), dtypes(dtypes) {}
 
   bool parse(int64_t &out, std::string &msg) {
     skip();
@@ -35,6 +41,7 @@ public:
 private:
   const std::string &s;
   const std::vector<std::pair<std::string, int64_t>> &params;
+  const std::vector<std::pair<std::string, std::string>> &dtypes;
   size_t pos = 0;
   int depth = 0;
 
@@ -166,15 +173,22 @@ private:
       std::string name = s.substr(start, pos - start);
       skip();
       if (pos < s.size() && s[pos] == '(')
-        return call(name, v, msg);
+        return name == "sizeof" ? sizeOf(v, msg) : call(name, v, msg);
+      for (const auto &[p, d] : dtypes)
+        if (p == name) {
+          msg = "'" + name + "' is a dtype parameter (" + d + "), not a number, in '" +
+                s + "' (sizeof(" + name + ") is its element size)";
+          return false;
+        }
       for (const auto &[p, val] : params)
         if (p == name) {
           v = val;
           return true;
         }
-      std::string known;
+      std::string known; // the model's block_size is not a declared param
       for (const auto &[p, val] : params)
-        known += (known.empty() ? "" : ", ") + p;
+        if (p != "block_size")
+          known += (known.empty() ? "" : ", ") + p;
       msg = "unknown parameter '" + name + "' in '" + s + "'" +
             (known.empty() ? std::string(" (no params are declared)")
                            : " (declared: " + known + ")");
@@ -183,11 +197,37 @@ private:
     return fail(std::string("unexpected '") + c + "'", msg);
   }
 
+  /// sizeof '(' dtype-name | dtype-parameter ')'.
+  bool sizeOf(int64_t &v, std::string &msg) {
+    ++pos; // '('
+    skip();
+    size_t start = pos;
+    while (pos < s.size() && (std::isalnum((unsigned char)s[pos]) || s[pos] == '_'))
+      ++pos;
+    std::string name = s.substr(start, pos - start);
+    skip();
+    if (name.empty() || pos >= s.size() || s[pos] != ')')
+      return fail("expected sizeof(DTYPE): a dtype name or a dtype parameter", msg);
+    ++pos;
+    std::string dtype = name;
+    for (const auto &[p, d] : dtypes)
+      if (p == name)
+        dtype = d;
+    std::optional<poolrt::DType> t = poolrt::parseDType(dtype);
+    if (!t) {
+      msg = "sizeof(" + name + "): not a dtype (" + poolrt::dtypeNameList() +
+            ") nor a dtype parameter in '" + s + "'";
+      return false;
+    }
+    v = poolrt::dtypeSize(*t);
+    return true;
+  }
+
   bool call(const std::string &name, int64_t &v, std::string &msg) {
     if (name != "ceil_div" && name != "align_up" && name != "min" &&
         name != "max") {
       msg = "unknown function '" + name +
-            "' (expected ceil_div, align_up, min or max) in '" + s + "'";
+            "' (expected ceil_div, align_up, min, max or sizeof) in '" + s + "'";
       return false;
     }
     ++pos; // '('
@@ -234,7 +274,15 @@ private:
 bool evalIntExpr(const std::string &text,
                  const std::vector<std::pair<std::string, int64_t>> &params,
                  int64_t &value, std::string &message) {
-  Parser p(text, params);
+  static const std::vector<std::pair<std::string, std::string>> none;
+  return evalIntExpr(text, params, none, value, message);
+}
+
+bool evalIntExpr(const std::string &text,
+                 const std::vector<std::pair<std::string, int64_t>> &params,
+                 const std::vector<std::pair<std::string, std::string>> &dtypes,
+                 int64_t &value, std::string &message) {
+  Parser p(text, params, dtypes);
   return p.parse(value, message);
 }
 

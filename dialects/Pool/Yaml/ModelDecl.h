@@ -71,6 +71,9 @@ struct ModelDecl {
   std::string file;
   std::string name;
   std::vector<std::pair<std::string, int64_t>> params; // after overrides
+  /// Parameters whose value is a dtype name (`kv_dtype: fp8_e4m3`), after
+  /// overrides; a field's or plane's dtype may name one.
+  std::vector<std::pair<std::string, std::string>> dtypeParams;
   int64_t blockSize = 0;
   int64_t hashBlockSize = 0;
   int64_t slidingWindow = 0;
@@ -83,23 +86,31 @@ struct ModelDecl {
   SrcLoc loc;
 };
 
+/// `--param NAME=TEXT`: TEXT is an integer expression for an integer
+/// parameter, a dtype name for a dtype parameter.
+using ParamOverrides = std::vector<std::pair<std::string, std::string>>;
+
 /// Read `path`. `overrides` replace declared parameters (an undeclared name
 /// is an error). Returns false and fills `error` on any problem.
-bool loadModelYaml(const std::string &path,
-                   const std::vector<std::pair<std::string, int64_t>> &overrides,
+bool loadModelYaml(const std::string &path, const ParamOverrides &overrides,
                    ModelDecl &out, YamlError &error);
 
 /// The same for a document held in memory; `name` stands for the file in
 /// messages.
 bool loadModelYamlText(const std::string &text, const std::string &name,
-                       const std::vector<std::pair<std::string, int64_t>> &overrides,
-                       ModelDecl &out, YamlError &error);
+                       const ParamOverrides &overrides, ModelDecl &out,
+                       YamlError &error);
 
 /// Evaluate an integer expression (see specs/model-format.md) over `params`.
 /// Returns false with a message on a syntax error, an unknown name, a
 /// division by zero or an overflow.
 bool evalIntExpr(const std::string &text,
                  const std::vector<std::pair<std::string, int64_t>> &params,
+                 int64_t &value, std::string &message);
+/// The same, where `dtypes` are the dtype parameters sizeof() may name.
+bool evalIntExpr(const std::string &text,
+                 const std::vector<std::pair<std::string, int64_t>> &params,
+                 const std::vector<std::pair<std::string, std::string>> &dtypes,
                  int64_t &value, std::string &message);
 
 } // namespace pool::yaml

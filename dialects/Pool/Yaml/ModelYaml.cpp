@@ -62,6 +62,9 @@ public:
   explicit Reader(std::vector<std::pair<std::string, int64_t>> &params)
       : params(params) {}
 
+  /// Parameters whose value is a dtype name.
+  std::vector<std::pair<std::string, std::string>> dtypeParams;
+
   [[noreturn]] void fail(const YAML::Node &n, const std::string &path,
                          const std::string &msg) {
     throw Failure{locOf(n), path + ": " + msg};
@@ -146,7 +149,7 @@ public:
       fail(n, path, "expected an integer, got the boolean '" + text + "'");
     int64_t v;
     std::string msg;
-    if (!evalIntExpr(text, params, v, msg))
+    if (!evalIntExpr(text, params, dtypeParams, v, msg))
       fail(n, path, "expected an integer: " + msg);
     if (v < min) {
       const char *what = min == 0   ? "a non-negative integer"
@@ -188,11 +191,22 @@ public:
     return v;
   }
 
+  /// A dtype name, or a dtype parameter's value.
   std::string dtype(const YAML::Node &n, const std::string &path) {
     std::string d = str(n, path);
-    if (!poolrt::parseDType(d))
+    for (const auto &[name, value] : dtypeParams)
+      if (name == d)
+        return value;
+    if (!poolrt::parseDType(d)) {
+      std::string declared;
+      for (const auto &[name, value] : dtypeParams)
+        declared += (declared.empty() ? "" : ", ") + name;
       fail(n, path, "unknown dtype '" + d + "' (expected one of " +
-                        poolrt::dtypeNameList() + ")");
+                        poolrt::dtypeNameList() +
+                        (declared.empty() ? std::string(", or a dtype parameter")
+                                          : ", or a dtype parameter: " + declared) +
+                        ")");
+    }
     return d;
   }
 
@@ -231,8 +245,7 @@ public:
     });
   }
 
-  void readParams(const YAML::Node &n,
-                  const std::vector<std::pair<std::string, int64_t>> &overrides) {
+  void readParams(const YAML::Node &n, const ParamOverrides &overrides) {
     if (n && !n.IsMap())
       fail(n, "params", std::string("expected a mapping, got ") + kindName(n));
     std::set<std::string> seen;
@@ -249,15 +262,40 @@ public:
                              "by letters, digits or '_'");
         if (!seen.insert(name).second)
           fail(it->first, p, "key given twice");
-        int64_t v = integer(it->second, p); // may use earlier params
+        if (poolrt::parseDType(name) || name == "sizeof")
+          fail(it->first, p, "'" + name + "' names a dtype or a function; "
+                             "choose another parameter name");
+        if (name == "block_size")
+          fail(it->first, p, "block_size is the model's own key (usable in "
+                             "expressions); do not declare it as a parameter");
+        // A dtype name declares a dtype parameter; anything else is an
+        // integer expression (which may use earlier parameters).
+        if (it->second.IsScalar() && poolrt::parseDType(it->second.Scalar())) {
+          dtypeParams.push_back({name, it->second.Scalar()});
+          continue;
+        }
+        int64_t v = integer(it->second, p);
         params.push_back({name, v});
       }
     }
-    for (const auto &[name, value] : overrides) {
+    for (const auto &[name, text] : overrides) {
       bool found = false;
       for (auto &[p, v] : params)
         if (p == name) {
-          v = value;
+          std::string msg;
+          if (!evalIntExpr(text, {}, v, msg))
+            throw Failure{{}, "--param " + name + ": expected an integer (a constant "
+                              "expression), got '" + printable(text) + "'" +
+                              (msg.find("unknown parameter") == 0 ? "" : ": " + msg)};
+          found = true;
+        }
+      for (auto &[p, d] : dtypeParams)
+        if (p == name) {
+          if (!poolrt::parseDType(text))
+            throw Failure{{}, "--param " + name + ": a dtype parameter takes one of " +
+                                  std::string(poolrt::dtypeNameList()) + ", got '" +
+                                  printable(text) + "'"};
+          d = text;
           found = true;
         }
       if (!found)
@@ -266,8 +304,7 @@ public:
     }
   }
 
-  void readModel(const YAML::Node &root, ModelDecl &m,
-                 const std::vector<std::pair<std::string, int64_t>> &overrides) {
+  void readModel(const YAML::Node &root, ModelDecl &m, const ParamOverrides &overrides) {
     if (!root.IsMap())
       fail(root, "(top level)",
            std::string("expected a mapping, got ") + kindName(root));
@@ -279,7 +316,11 @@ public:
     m.loc = locOf(root);
     readParams(root["params"], overrides);
     m.params = params;
+    m.dtypeParams = dtypeParams;
     readTopLevelScalars(root, m);
+    // From here on, expressions may use block_size (not a declared
+    // parameter: the report lists those only).
+    params.push_back({"block_size", m.blockSize});
     if (root["planes"])
       list(root["planes"], "planes",
            [&](const YAML::Node &n, const std::string &p) {
@@ -502,8 +543,8 @@ constexpr int kMaxFlowDepth = 64;
 } // namespace
 
 bool loadModelYamlText(const std::string &text, const std::string &name,
-                       const std::vector<std::pair<std::string, int64_t>> &overrides,
-                       ModelDecl &out, YamlError &error) {
+                       const ParamOverrides &overrides, ModelDecl &out,
+                       YamlError &error) {
   error = YamlError{name, {}, ""};
   std::vector<std::pair<std::string, int64_t>> params;
   SrcLoc deep;
@@ -541,8 +582,7 @@ bool loadModelYamlText(const std::string &text, const std::string &name,
   return false;
 }
 
-bool loadModelYaml(const std::string &path,
-                   const std::vector<std::pair<std::string, int64_t>> &overrides,
+bool loadModelYaml(const std::string &path, const ParamOverrides &overrides,
                    ModelDecl &out, YamlError &error) {
   std::ifstream in(path, std::ios::binary);
   std::ostringstream text;

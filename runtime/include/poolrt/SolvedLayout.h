@@ -67,6 +67,9 @@ struct SolvedInputs {
   std::optional<int64_t> ppMinBlocks;
   /// Declared parameters after overrides, in name order.
   std::vector<std::pair<std::string, int64_t>> params;
+  /// Declared dtype parameters (`kv_dtype: fp8_e4m3`) after overrides, in
+  /// name order; the report lists them among "params", as strings.
+  std::vector<std::pair<std::string, std::string>> dtypeParams;
 };
 
 struct SolvedTransfer {
