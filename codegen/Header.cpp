@@ -330,8 +330,16 @@ static LogicalResult emitServingView(ModelOp model, const std::string &ns,
         "against this\n// header runs only on an artifact whose manifest "
         "has the same one.\n"
      << "constexpr unsigned long long kLayoutFingerprint = "
-     << poolrt::layoutFingerprintText(poolrt::layoutFingerprint(L))
-     << "ULL;\nconstexpr const char *kModelName = \"" << L.model << "\";\n";
+     << poolrt::layoutFingerprintText(L.layoutFingerprint ? L.layoutFingerprint
+                                                          : poolrt::layoutFingerprint(L))
+     << "ULL;\n"
+     << "// Whether a loaded artifact is this layout: pass its layout fingerprint\n"
+     << "// (poolrt_artifact_layout_fingerprint in C, ArtifactInfo.layout_fingerprint\n"
+     << "// in Python, \"layout_fingerprint\" in the report). A kernel can also\n"
+     << "// static_assert(matches_layout(0x...ULL)) on a fingerprint it was written for.\n"
+     << "POOLC_HD constexpr bool matches_layout(unsigned long long artifact_layout_fingerprint) {\n"
+     << "  return artifact_layout_fingerprint == kLayoutFingerprint;\n}\n"
+     << "constexpr const char *kModelName = \"" << L.model << "\";\n";
   if (const poolrt::SolvedClass *page = L.page())
     os << "// the PAGE class '" << page->name << "'\n"
        << "constexpr i64 kPageEntries = " << page->entries << "LL;\n"

@@ -246,6 +246,7 @@ json::Value mlir::pool::reportJson(const SolvedLayout &L) {
       {"allocation_bytes", L.allocationBytes},
       {"allocation_over_budget_bytes", L.allocationOverBudgetBytes},
       {"row_space", rowSpaceJson(L.rowSpace)},
+      {"layout_fingerprint", poolrt::layoutFingerprintText(L.layoutFingerprint)},
   };
 }
 

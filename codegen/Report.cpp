@@ -261,6 +261,8 @@ mlir::pool::solvedLayoutOf(ModelOp model, const ReportInputs &inputs) {
   L.allocationBytes = int64_t(*model.getAllocationBytes());
   L.allocationOverBudgetBytes =
       std::max<int64_t>(0, L.allocationBytes - budget);
+  // Computed here, once: the report, the manifest and the header write it.
+  L.layoutFingerprint = poolrt::layoutFingerprint(L);
   return L;
 }
 

@@ -134,6 +134,10 @@ void poolrt_artifact_close(poolrt_artifact *a) { delete a; }
 const char *poolrt_artifact_fingerprint(const poolrt_artifact *a) {
   return a ? a->kernels.fingerprint().c_str() : "";
 }
+
+uint64_t poolrt_artifact_layout_fingerprint(const poolrt_artifact *a) {
+  return a ? a->layout.layoutFingerprint : 0;
+}
 const char *poolrt_artifact_model(const poolrt_artifact *a) {
   return a ? a->kernels.model().c_str() : "";
 }

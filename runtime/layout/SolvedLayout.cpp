@@ -519,6 +519,21 @@ void readReportInto(Walker &w, const Json &r, const std::string &p,
       w.integer(r, p, "allocation_over_budget_bytes", 0);
   if (const Json *rs = w.member(r, p, "row_space"); rs && !rs->is_null())
     L.rowSpace = readRowSpace(w, *rs, Walker::join(p, "row_space"));
+  // The geometry's fingerprint, recomputed from what was read: a manifest
+  // whose numbers were changed (and its checksum redone) no longer matches
+  // the fingerprint the compiler wrote, nor the headers built against it.
+  L.layoutFingerprint = layoutFingerprint(L);
+  // Optional: a report written before the key existed has none.
+  if (const Json *fp = w.member(r, p, "layout_fingerprint", /*required=*/false)) {
+    std::string fpp = Walker::join(p, "layout_fingerprint");
+    std::string want = layoutFingerprintText(L.layoutFingerprint);
+    if (!fp->is_string())
+      w.fail(fpp, "expected a string (0x and 16 hex digits)");
+    else if (!w.failed() && fp->get<std::string>() != want)
+      w.fail(fpp, "is " + fp->get<std::string>().substr(0, 18) +
+                      ", but the geometry it describes has " + want +
+                      " (the layout was altered after the compiler wrote it)");
+  }
 }
 
 // --- the kernels --------------------------------------------------------

@@ -332,6 +332,8 @@ public:
     M(allocationBytes, "allocation_bytes");
     M(allocationOverBudgetBytes, "allocation_over_budget_bytes");
     M(rowSpace, "row_space");
+    cmp(p + ".layout_fingerprint", int64_t(a.layoutFingerprint), // a bit pattern
+        int64_t(b.layoutFingerprint));
     M(fingerprint, "fingerprint");
     M(blockThreads, "block_threads");
     M(targets, "targets");
@@ -359,7 +361,7 @@ uint64_t layoutFingerprint(const SolvedLayout &layout) {
   Walker<HashLeaf> h;
   // Provenance, the inputs that asked for the layout and what only an
   // artifact adds: none of it moves a byte.
-  h.skip = {".source", ".inputs", ".fingerprint", ".block_threads",
+  h.skip = {".source", ".inputs", ".layout_fingerprint", ".fingerprint", ".block_threads",
             ".targets", ".kernels", ".header_section"};
   h.cmp("", layout, layout);
   return XXH64_digest(&h.st);

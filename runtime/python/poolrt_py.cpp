@@ -111,7 +111,7 @@ void bindArtifactFunctions(py::module_ &m) {
     for (const KernelInfo &k : ks.kernels())
       kernels.append(kernelDict(k));
     d["kernels"] = kernels;
-    d["layout_fingerprint"] = layoutFingerprintText(layoutFingerprint(layout));
+    d["layout_fingerprint"] = layoutFingerprintText(layout.layoutFingerprint);
     return ArtifactInfo{d};
   }, py::arg("path"),
      "Read and verify a .poolpack (checksum, version, manifest) and summarize it; "

@@ -96,7 +96,7 @@ KernelModel::load(const std::string &path, const SolvedLayout &layout,
     return Error::invalid("model kernel '" + path + "' is built for the " +
                           m->backend_ + " backend; the engine runs on " +
                           device.name());
-  uint64_t want = layoutFingerprint(layout);
+  uint64_t want = layout.layoutFingerprint;
   if (ops->layout_fingerprint != want)
     return Error{ErrorKind::InvalidArgument,
                  "model kernel '" + path + "' was compiled against layout " +

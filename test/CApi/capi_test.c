@@ -29,6 +29,24 @@ int main(int argc, char **argv) {
     EXPECT(poolrt_artifact_allocation_bytes(a) > 0);
     size_t n = 0;
     EXPECT(poolrt_artifact_section(a, "manifest", &n) != NULL && n > 0);
+    /* The layout fingerprint is the one the compiler wrote in the manifest. */
+    {
+      size_t mn = 0;
+      const char *m = (const char *)poolrt_artifact_section(a, "manifest", &mn);
+      char *text = (char *)calloc(mn + 1, 1);
+      const char *at = NULL;
+      if (text && m) {
+        memcpy(text, m, mn);
+        at = strstr(text, "\"layout_fingerprint\": \"");
+      }
+      EXPECT(at != NULL);
+      if (at) {
+        unsigned long long want = strtoull(at + strlen("\"layout_fingerprint\": \""), NULL, 16);
+        EXPECT(want != 0 && poolrt_artifact_layout_fingerprint(a) == want);
+      }
+      free(text);
+      EXPECT(poolrt_artifact_layout_fingerprint(NULL) == 0);
+    }
     EXPECT(poolrt_artifact_section(a, "no-such", &n) == NULL && n == 0);
     poolrt_artifact_close(a);
   }

@@ -203,6 +203,8 @@ TEST(RoundTrip, TheLayoutFingerprintSeesEveryPlacementAndNothingElse) {
   ASSERT_TRUE(compile(std::string(POOLC_MODELS_DIR) + "/deepseek-v4-flash-fp8.yaml",
                       {150 * GiB, 256}, c));
   const uint64_t fp = poolrt::layoutFingerprint(c.layout);
+  // Computed once by the compiler, carried by the layout it wrote.
+  EXPECT_EQ(c.layout.layoutFingerprint, fp);
   auto changes = [&](auto edit) {
     poolrt::SolvedLayout other = c.layout;
     edit(other);
@@ -227,6 +229,7 @@ TEST(RoundTrip, TheLayoutFingerprintSeesEveryPlacementAndNothingElse) {
   EXPECT_FALSE(changes([](auto &L) { L.inputs.budgetBytes += 1; }));
   EXPECT_FALSE(changes([](auto &L) { L.kernels.clear(); }));
   EXPECT_FALSE(changes([](auto &L) { L.fingerprint = "0x0"; }));
+  EXPECT_FALSE(changes([](auto &L) { L.layoutFingerprint += 1; }));
   EXPECT_EQ(poolrt::layoutFingerprintText(0xa24d54ca163fe7c8ull), "0xa24d54ca163fe7c8");
 }
 
@@ -241,6 +244,21 @@ TEST(RoundTrip, AnEditedManifestReadsBackDifferently) {
   size_t at = text.find(key);
   ASSERT_NE(at, std::string::npos);
   text.insert(at + key.size(), "1");
+  // The compiler's layout fingerprint no longer matches: refused, named.
+  auto refused = poolrt::parseManifest(text);
+  ASSERT_FALSE(refused.ok());
+  EXPECT_NE(refused.error().message.find("layout.layout_fingerprint: is 0x"),
+            std::string::npos)
+      << refused.error().message;
+  EXPECT_NE(refused.error().message.find("altered"), std::string::npos);
+  // Without the key (a report older than it), the edit reads back, changed.
+  std::string fpKey = "\"layout_fingerprint\": \"";
+  size_t fpAt = text.find(fpKey);
+  ASSERT_NE(fpAt, std::string::npos);
+  size_t fpEnd = text.find('\n', fpAt);
+  text.erase(fpAt, fpEnd - fpAt + 1);
+  if (text[fpAt - 2] == ',') // the key was the last of its object
+    text.erase(fpAt - 2, 1);
   auto edited = poolrt::parseManifest(text);
   ASSERT_TRUE(edited.ok()) << edited.error().message;
   EXPECT_EQ(poolrt::firstDifference(c.layout, *edited).rfind("unreserved_bytes", 0),

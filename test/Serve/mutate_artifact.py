@@ -5,8 +5,12 @@
       moves state field NAME to byte OFFSET of its entry (or plane share);
   mutate_artifact.py PYTHONPATH IN OUT region CLASS DELTA
       adds DELTA to entry class CLASS's region offset.
+  ... --keep-layout-fingerprint
+      keeps the compiler's layout fingerprint, which the reader then finds
+      no longer matches the geometry (it must refuse the copy).
 
-The copy is re-checksummed, so the runtime's reader accepts it; the code
+By default the copy has no layout fingerprint (as a manifest older than the
+key), and is re-checksummed, so the runtime's reader accepts it; the code
 the compiler generated still moves the bytes where the compiler solved
 them. The manifest and the kernels now disagree about where the state
 lives, which a prefix hit must expose: a serve comparison (prefix cache on
@@ -20,7 +24,9 @@ import poolrt  # noqa: E402
 
 
 def main():
-    _, _, src, dst, what, name, value = sys.argv
+    args = [a for a in sys.argv[2:] if a != "--keep-layout-fingerprint"]
+    keep = len(args) != len(sys.argv) - 2
+    src, dst, what, name, value = args
     sections = poolrt.read_artifact(src)["sections"]
     manifest = json.loads(sections["manifest"])
     layout = manifest["layout"]
@@ -40,6 +46,8 @@ def main():
                 done = True
     if not done:
         sys.exit("mutate_artifact: no %s '%s' in %s" % (what, name, src))
+    if not keep:
+        del layout["layout_fingerprint"]
     sections["manifest"] = json.dumps(manifest, indent=2).encode()
     poolrt.write_artifact(dst, list(sections.items()))
 

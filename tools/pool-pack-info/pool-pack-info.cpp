@@ -68,7 +68,8 @@ int main(int argc, char **argv) {
     return 1;
   }
   llvm::outs() << "model " << layout->model << ", fingerprint "
-               << layout->fingerprint << "\n";
+               << layout->fingerprint << ", layout fingerprint "
+               << poolrt::layoutFingerprintText(layout->layoutFingerprint) << "\n";
   for (const poolrt::SolvedTarget &t : layout->targets)
     llvm::outs() << "target " << t.target << " (" << t.format << ") in "
                  << t.section << "\n";

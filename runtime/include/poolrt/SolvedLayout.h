@@ -237,6 +237,11 @@ struct SolvedLayout {
   int64_t allocationBytes = 0;
   int64_t allocationOverBudgetBytes = 0;
   std::optional<SolvedRowSpace> rowSpace;
+  /// layoutFingerprint() of everything above but provenance and inputs:
+  /// computed once by the compiler (solvedLayoutOf), written in the report,
+  /// the manifest and the header (kLayoutFingerprint), and checked by the
+  /// reader against the geometry it reads.
+  uint64_t layoutFingerprint = 0;
 
   // --- what only an artifact's manifest adds ---
   std::string fingerprint; // "0x" + 16 hex digits; empty for a bare report

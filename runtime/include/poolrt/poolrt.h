@@ -35,8 +35,13 @@ typedef struct poolrt_block_pool poolrt_block_pool;
 poolrt_status poolrt_artifact_open(const char *path, poolrt_artifact **out,
                                    char *err, size_t err_len);
 void poolrt_artifact_close(poolrt_artifact *a);
-/* The geometry fingerprint ("0x" + 16 hex digits) and the model name. */
+/* The artifact fingerprint ("0x" + 16 hex digits: the layout, the kernels and
+   their code) and the model name. */
 const char *poolrt_artifact_fingerprint(const poolrt_artifact *a);
+/* The layout fingerprint (the geometry alone, as the report and the header's
+   kLayoutFingerprint carry it; 0 when a is NULL): a kernel built against a
+   header checks matches_layout(poolrt_artifact_layout_fingerprint(a)). */
+uint64_t poolrt_artifact_layout_fingerprint(const poolrt_artifact *a);
 const char *poolrt_artifact_model(const poolrt_artifact *a);
 /* Bytes of the one allocation the layout is carved from. */
 int64_t poolrt_artifact_allocation_bytes(const poolrt_artifact *a);
