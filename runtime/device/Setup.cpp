@@ -41,9 +41,20 @@ Result<CacheManagerConfig> cacheManagerConfig(const SolvedLayout &layout,
   const SolvedClass *state = stateful.empty() ? nullptr : stateful[0];
   c.numBlocks = page->entries;
 
+  // An artifact's layout carries its kernels: a transfer the runtime
+  // performs with a kernel needs that kernel (a bare report has none).
+  bool artifact = !layout.kernels.empty();
   if (state) {
     c.numGroups = state->requestGroups;
     const SolvedTransfer &t = *state->transfer;
+    if (artifact && t.kind == TransferKind::Copy &&
+        (!layout.kernelByKind("image_store") || !layout.kernelByKind("image_restore")))
+      return bad("STATE class '" + state->name + "' has a copy transfer, but the "
+                 "artifact has no image_store / image_restore kernel");
+    if (artifact && t.kind == TransferKind::Fork && state->requestGroups > 0 &&
+        !layout.kernelByKind("group_copy"))
+      return bad("STATE class '" + state->name + "' forks state groups, but the "
+                 "artifact has no group_copy kernel");
     if (t.kind == TransferKind::Fork) {
       auto tr = StateTransfer::fork(t.tokens);
       if (!tr.ok())

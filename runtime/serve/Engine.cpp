@@ -129,7 +129,7 @@ Result<std::unique_ptr<Engine>> Engine::create(const Artifact &artifact,
     if (!kernel.ok())
       return kernel.error();
     e->model_ = kernel.take();
-  } else {
+  } else if (options.runModel) { // without a model (benchmarks), none is made
     auto model = ReferenceModel::create(L, device, e->arena_->base());
     if (!model.ok())
       return model.error();
