@@ -22,7 +22,9 @@ ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 MODELS=("$@")
 [ ${#MODELS[@]} -gt 0 ] || MODELS=("$ROOT"/models/*.yaml)
 BUDGET=${BUDGET:-4GiB} SEQS=${SEQS:-16} KERNEL_DIR=${KERNEL_DIR:-}
-TRACE=${TRACE:-multi-turn:conversations=250,turns=4,system-tokens=256,user-max=96,output-max=32}
+DEFAULT_TRACE=multi-turn:conversations=250,turns=4,system-tokens=256,user-max=96,output-max=32
+TRACE=${TRACE:-$DEFAULT_TRACE}
+INTERVAL=256 # the checkpoint ladder's interval; a model's own block when larger
 mkdir -p "$WORK"
 failed=0
 compare() { # NAME ARTIFACT SPEC EXPECT(same|differ)
@@ -31,7 +33,7 @@ compare() { # NAME ARTIFACT SPEC EXPECT(same|differ)
     local flag=""
     [ $pc = off ] && flag=--no-prefix-cache
     if ! "$SERVE" replay "$TRACE" --artifact "$art" --num-spec "$spec" \
-        --max-num-seqs 12 --checkpoint-interval 256 --progress none $flag \
+        --max-num-seqs 12 --checkpoint-interval "$INTERVAL" --progress none $flag \
         --outputs "$WORK/$name-$pc.jsonl" --summary "$WORK/$name-$pc.json" \
         > "$WORK/$name-$pc.log" 2>&1; then
       echo "$name ($pc): pool-serve failed:"; tail -3 "$WORK/$name-$pc.log"
@@ -52,7 +54,7 @@ compare() { # NAME ARTIFACT SPEC EXPECT(same|differ)
 kernel_run() { # NAME ARTIFACT SPEC KERNEL: the kernel's outputs against the reference's
   local name=$1 art=$2 spec=$3 lib=$4
   if ! "$SERVE" replay "$TRACE" --artifact "$art" --num-spec "$spec" \
-      --max-num-seqs 12 --checkpoint-interval 256 --progress none --model-kernel "$lib" \
+      --max-num-seqs 12 --checkpoint-interval "$INTERVAL" --progress none --model-kernel "$lib" \
       --outputs "$WORK/$name-kernel.jsonl" --summary "$WORK/$name-kernel.json" \
       > "$WORK/$name-kernel.log" 2>&1; then
     echo "$name (kernel): pool-serve failed:"; tail -3 "$WORK/$name-kernel.log"; failed=1; return 0
@@ -80,12 +82,22 @@ kernel_refused() { # NAME ARTIFACT KERNEL: must be refused, naming the fingerpri
 for m in "${MODELS[@]}"; do
   n=$(basename "$m" .yaml)
   "$POOLC" "$m" --budget "$BUDGET" --max-num-seqs "$SEQS" --targets host -o "$WORK/$n.poolpack"
-  spec=$("$POOLC" "$m" --budget "$BUDGET" --max-num-seqs "$SEQS" --emit=report | \
-         python3 -c "import json,sys; print(json.load(sys.stdin)['geometry'].get('spec_depth', 0))")
+  read -r spec bs < <("$POOLC" "$m" --budget "$BUDGET" --max-num-seqs "$SEQS" --emit=report | \
+         python3 -c "import json,sys; g=json.load(sys.stdin)['geometry']; print(g.get('spec_depth', 0), g['block_size'])")
+  # A shared system prompt of at least two blocks, so a model with large
+  # blocks (Kimi-K3: 1,536 tokens) has full blocks to hit.
+  # (an interval below the block snaps to 0, the ladder off).
+  base_trace=$TRACE
+  INTERVAL=$(( bs > 256 ? bs : 256 ))
+  if [ "$bs" -gt 128 ] && [ "$TRACE" = "$DEFAULT_TRACE" ]; then
+    TRACE=${TRACE/system-tokens=256/system-tokens=$((2 * bs))}
+  fi
   compare "$n" "$WORK/$n.poolpack" "$spec" same
   if [ -n "$KERNEL_DIR" ]; then
     kernel_run "$n" "$WORK/$n.poolpack" "$spec" "$KERNEL_DIR/libpoolmodel-$n.so"
   fi
+  TRACE=$base_trace
+  INTERVAL=256
 done
 if [ -n "$KERNEL_DIR" ] && [ -f "$WORK/llama-3.1-8b.poolpack" ]; then
   kernel_refused qwen-kernel-on-llama "$WORK/llama-3.1-8b.poolpack" "$KERNEL_DIR/libpoolmodel-qwen3.5-27b.so"
