@@ -187,7 +187,7 @@ private:
         }
       std::string known; // the model's block_size is not a declared param
       for (const auto &[p, val] : params)
-        if (p != "block_size")
+        if (p != "block_size" && p != "sliding_window")
           known += (known.empty() ? "" : ", ") + p;
       msg = "unknown parameter '" + name + "' in '" + s + "'" +
             (known.empty() ? std::string(" (no params are declared)")

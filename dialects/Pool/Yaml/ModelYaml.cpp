@@ -265,8 +265,8 @@ public:
         if (poolrt::parseDType(name) || name == "sizeof")
           fail(it->first, p, "'" + name + "' names a dtype or a function; "
                              "choose another parameter name");
-        if (name == "block_size")
-          fail(it->first, p, "block_size is the model's own key (usable in "
+        if (name == "block_size" || name == "sliding_window")
+          fail(it->first, p, name + " is the model's own key (usable in "
                              "expressions); do not declare it as a parameter");
         // A dtype name declares a dtype parameter; anything else is an
         // integer expression (which may use earlier parameters).
@@ -321,6 +321,8 @@ public:
     // From here on, expressions may use block_size (not a declared
     // parameter: the report lists those only).
     params.push_back({"block_size", m.blockSize});
+    if (root["sliding_window"])
+      params.push_back({"sliding_window", m.slidingWindow});
     if (root["planes"])
       list(root["planes"], "planes",
            [&](const YAML::Node &n, const std::string &p) {
