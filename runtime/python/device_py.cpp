@@ -64,6 +64,14 @@ struct PyDevice {
   }
 };
 
+/// offset + n for a message, without overflowing on extreme arguments.
+std::string endText(int64_t offset, int64_t n) {
+  __int128 end = __int128(offset) + n;
+  if (end > INT64_MAX || end < INT64_MIN)
+    return std::to_string(offset) + " + " + std::to_string(n);
+  return std::to_string(int64_t(end));
+}
+
 /// What a view's exports are counted on: an arena, or a staging buffer.
 /// Neither can release its memory while a consumer holds an export.
 struct Exporter {
@@ -156,7 +164,7 @@ struct PyStaging : Exporter {
     ensureOpen();
     if (offset < 0 || n < 0 || offset > bytes() || n > bytes() - offset)
       raise(Error::invalid(std::string(op) + ": bytes [" + std::to_string(offset) + ", " +
-                           std::to_string(offset + n) + ") are outside the " +
+                           endText(offset, n) + ") are outside the " +
                            std::to_string(bytes()) + "-byte staging buffer"));
   }
 };
@@ -302,7 +310,7 @@ PyView makeView(py::object arena, Result<TensorView> v, std::string what) {
 void checkSpan(const DeviceArena &a, int64_t offset, int64_t n, const char *op) {
   if (offset < 0 || n < 0 || offset > a.bytes() || n > a.bytes() - offset)
     raise(Error::invalid(std::string(op) + ": bytes [" + std::to_string(offset) + ", " +
-                         std::to_string(offset + n) + ") are outside the " +
+                         endText(offset, n) + ") are outside the " +
                          std::to_string(a.bytes()) + "-byte arena"));
 }
 
@@ -382,7 +390,7 @@ void bindDevices(py::module_ &m) {
         return PyView(std::move(v), "staging '" + s.kernel + "'", self, ex);
       }, "A DLPack view of the buffer: [items, staging_stride] bytes")
       .def("read", [](PyStaging &s, int64_t offset, int64_t n) {
-        if (n == -1) // the rest of the buffer
+        if (n == -1 && offset >= 0) // the rest of the buffer
           n = std::max<int64_t>(0, s.bytes() - offset);
         s.checkSpan(offset, n, "read");
         std::string out(size_t(n), '\0');

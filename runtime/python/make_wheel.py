@@ -36,13 +36,14 @@ def fail(msg):
 
 
 def abi_tag(module):
-    """cp311-cp311 from poolrt.cpython-311-x86_64-linux-gnu.so."""
-    m = re.match(r"poolrt\.cpython-(\d)(\d+)[a-z]*-.*\.so$", os.path.basename(module))
+    """(cp311, cp311, 3.11) from poolrt.cpython-311-x86_64-linux-gnu.so."""
+    m = re.match(r"poolrt\.cpython-(\d)(\d+)([a-z]*)-.*\.so$", os.path.basename(module))
     if not m:
         fail(f"{module}: not a CPython extension module name "
              "(poolrt.cpython-XY-<platform>.so)")
-    tag = f"cp{m.group(1)}{m.group(2)}"
-    return tag, f"{m.group(1)}.{m.group(2)}"
+    py = f"cp{m.group(1)}{m.group(2)}"
+    # The ABI keeps the module's flags (a free-threaded build's "t").
+    return py, py + m.group(3), f"{m.group(1)}.{m.group(2)}"
 
 
 def main():
@@ -62,7 +63,7 @@ def main():
     except ImportError:
         fail("the 'wheel' module is missing (apt-get install python3-wheel; "
              "tools/install-deps.sh)")
-    tag, py_version = abi_tag(args.module)
+    tag, abi, py_version = abi_tag(args.module)
     platform = sysconfig.get_platform().replace("-", "_").replace(".", "_")
     name = f"poolrt-{args.version}"
     os.makedirs(args.out, exist_ok=True)
@@ -87,7 +88,7 @@ def main():
             f.write("Wheel-Version: 1.0\n"
                     "Generator: poolc make_wheel.py\n"
                     "Root-Is-Purelib: false\n"
-                    f"Tag: {tag}-{tag}-{platform}\n")
+                    f"Tag: {tag}-{abi}-{platform}\n")
         with open(os.path.join(info, "top_level.txt"), "w") as f:
             f.write("poolrt\n")
         packed = os.path.join(tmp, "packed")

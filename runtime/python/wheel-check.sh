@@ -18,7 +18,9 @@ cd "$work"   # nothing of the build tree on the path
 "$py" -m venv venv
 venv/bin/python -m pip install -q --no-index --no-deps --disable-pip-version-check "$whl"
 site="$(venv/bin/python -c 'import sysconfig; print(sysconfig.get_paths()["platlib"])')"
-ls "$site"/poolrt*.so "$site"/poolrt-stubs/__init__.pyi >/dev/null
+mods=("$site"/poolrt*.so)
+[ ${#mods[@]} -eq 1 ] || { echo "wheel-check: want one poolrt module in $site, found ${#mods[@]}"; exit 1; }
+[ -f "$site/poolrt-stubs/__init__.pyi" ] || { echo "wheel-check: no stubs in $site"; exit 1; }
 
 # Imported from the venv, documented, working.
 env -u PYTHONPATH venv/bin/python - "$site" <<'PY'
@@ -49,9 +51,9 @@ cat > untyped.py <<'PY'
 import poolrt
 x: str = poolrt.CacheManager(block_size=4, num_blocks=8).block_size
 PY
-env -u MYPYPATH "$py" -m mypy --strict --no-incremental --python-executable venv/bin/python typed.py
+env -u MYPYPATH -u PYTHONPATH "$py" -m mypy --strict --no-incremental --python-executable venv/bin/python typed.py
 # A wrong type must be caught: the stubs are really what mypy read.
-if env -u MYPYPATH "$py" -m mypy --strict --no-incremental --python-executable venv/bin/python untyped.py > untyped.out 2>&1; then
+if env -u MYPYPATH -u PYTHONPATH "$py" -m mypy --strict --no-incremental --python-executable venv/bin/python untyped.py > untyped.out 2>&1; then
   echo "wheel-check: mypy accepted an int assigned to a str: the stubs were not read"; cat untyped.out; exit 1
 fi
 grep -q 'Incompatible types in assignment (expression has type "int", variable has type "str")' untyped.out
@@ -61,7 +63,7 @@ grep -q 'Incompatible types in assignment (expression has type "int", variable h
 "$poolc" "$src/models/deepseek-v4-flash-fp8.yaml" --budget 1GiB --max-num-seqs 4 \
     --targets host -o v4.poolpack
 PYTHONPATH=/usr/lib/python3/dist-packages venv/bin/python -c \
-  "import poolrt, sys; sys.exit(0 if poolrt.__file__.startswith('$site') else 1)"
+  "import os, poolrt, sys; sys.exit(0 if os.path.dirname(poolrt.__file__) == sys.argv[1] else 1)" "$site"
 PYTHONPATH=/usr/lib/python3/dist-packages PYTHONDONTWRITEBYTECODE=1 \
   venv/bin/python "$src/examples/engine_loop.py" v4.poolpack | tee example.out
 grep -q 'hit 512 tokens' example.out

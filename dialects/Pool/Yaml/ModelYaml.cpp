@@ -269,39 +269,38 @@ public:
           fail(it->first, p, name + " is the model's own key (usable in "
                              "expressions); do not declare it as a parameter");
         // A dtype name declares a dtype parameter; anything else is an
-        // integer expression (which may use earlier parameters).
+        // integer expression (which may use earlier parameters). An
+        // override takes effect here, where the parameter is declared, so
+        // every later parameter computed from it sees the new value.
+        const std::string *text = nullptr; // the last --param of this name
+        for (const auto &[oname, otext] : overrides)
+          if (oname == name)
+            text = &otext;
         if (it->second.IsScalar() && poolrt::parseDType(it->second.Scalar())) {
-          dtypeParams.push_back({name, it->second.Scalar()});
+          if (text && !poolrt::parseDType(*text))
+            throw Failure{{}, "--param " + name + ": a dtype parameter takes one of " +
+                                  std::string(poolrt::dtypeNameList()) + ", got '" +
+                                  printable(*text) + "'"};
+          dtypeParams.push_back({name, text ? *text : it->second.Scalar()});
           continue;
         }
-        int64_t v = integer(it->second, p);
+        int64_t v;
+        if (text) {
+          std::string msg;
+          if (!evalIntExpr(*text, {}, v, msg))
+            throw Failure{{}, "--param " + name + ": expected an integer (a constant "
+                              "expression), got '" + printable(*text) + "'" +
+                              (msg.find("unknown parameter") == 0 ? "" : ": " + msg)};
+        } else {
+          v = integer(it->second, p);
+        }
         params.push_back({name, v});
       }
     }
-    for (const auto &[name, text] : overrides) {
-      bool found = false;
-      for (auto &[p, v] : params)
-        if (p == name) {
-          std::string msg;
-          if (!evalIntExpr(text, {}, v, msg))
-            throw Failure{{}, "--param " + name + ": expected an integer (a constant "
-                              "expression), got '" + printable(text) + "'" +
-                              (msg.find("unknown parameter") == 0 ? "" : ": " + msg)};
-          found = true;
-        }
-      for (auto &[p, d] : dtypeParams)
-        if (p == name) {
-          if (!poolrt::parseDType(text))
-            throw Failure{{}, "--param " + name + ": a dtype parameter takes one of " +
-                                  std::string(poolrt::dtypeNameList()) + ", got '" +
-                                  printable(text) + "'"};
-          d = text;
-          found = true;
-        }
-      if (!found)
+    for (const auto &[name, text] : overrides)
+      if (!seen.count(name))
         throw Failure{{}, "--param " + name +
                               ": the model declares no such parameter"};
-    }
   }
 
   void readModel(const YAML::Node &root, ModelDecl &m, const ParamOverrides &overrides) {
@@ -318,9 +317,6 @@ public:
     m.params = params;
     m.dtypeParams = dtypeParams;
     readTopLevelScalars(root, m);
-    // From here on, expressions may use block_size (not a declared
-    // parameter: the report lists those only).
-    params.push_back({"block_size", m.blockSize});
     if (root["sliding_window"])
       params.push_back({"sliding_window", m.slidingWindow});
     if (root["planes"])
@@ -352,6 +348,9 @@ public:
       fail(root["block_size"], "block_size",
            "expected at most " + std::to_string(poolrt::kMaxBlockSize) +
                " tokens, got " + std::to_string(m.blockSize));
+    // From here on, expressions may use block_size (not a declared
+    // parameter: the report lists those only).
+    params.push_back({"block_size", m.blockSize});
     m.hashBlockSize = root["hash_block_size"]
                           ? integer(root["hash_block_size"], "hash_block_size", 1)
                           : m.blockSize;
