@@ -69,15 +69,7 @@ def test_demand_then_hit():
         hits.append(hit)
         demands.append(r.checkpoint_demand_pos)
         m.allocate(r, hit)
-        start = r.num_cached_tokens
-        cut = r.checkpoint_demand_pos
-        for end in ([cut, 16] if start < cut < 16 else [16]):
-            m.hash_blocks(r, end - r.num_cached_tokens)
-            r.num_cached_tokens = end
-            m.complete_previous_state_batch()
-        m.deallocate(r)
-        m.complete_previous_state_batch()
-        m.complete_previous_state_batch()
+        prefill_and_free(m, r)
     assert hits == [0, 0, 2]
     assert demands == [0, 8, 0]
     assert m.funnel()["checkpoints_kept"] == 1
