@@ -139,7 +139,232 @@ CacheManager::create(const CacheManagerConfig &c) {
     interval = snapped;
   }
   m->interval_ = interval;
+  if (!c.windowClasses.empty()) {
+    if (c.numGroups > 0 || paged || c.boundary)
+      return Error::invalid(
+          "window classes (sliding or chunked attention) run beside a full "
+          "PAGE class only in a stateless model without a row space: this "
+          "configuration has " +
+          std::string(c.numGroups > 0 ? "state groups" : paged ? "PAGE-unit checkpoints" : "a pool boundary"));
+    if (c.windowMarginTokens < 0)
+      return Error::invalid("window margin must be >= 0 tokens, got " +
+                            std::to_string(c.windowMarginTokens));
+    m->windowMargin_ = c.windowMarginTokens;
+    m->windows_.reserve(c.windowClasses.size());
+    for (const WindowClassConfig &wc : c.windowClasses) {
+      std::string what = "window class '" + wc.name + "': ";
+      if (!wc.pattern.isWindow() || wc.pattern.tokens < 1)
+        return Error::invalid(what + "needs a sliding or chunked pattern of >= 1 token");
+      int64_t ring = wc.pattern.ringBlocks(c.windowMarginTokens, c.blockSize);
+      if (wc.reserveBlocks <= ring)
+        return Error::invalid(what + "a reserve of " + std::to_string(wc.reserveBlocks) +
+                              " blocks per request leaves no room past its ring of " +
+                              std::to_string(ring) + " blocks");
+      if (wc.numBlocks < 0)
+        return Error::invalid(what + "negative block count");
+      Window w;
+      w.cfg = wc;
+      if (wc.numBlocks > 0) {
+        if (wc.numBlocks < wc.reserveBlocks)
+          return Error::invalid(what + std::to_string(wc.numBlocks) +
+                                " blocks cannot back one request's reserve of " +
+                                std::to_string(wc.reserveBlocks));
+        auto own = BlockPool::create(wc.numBlocks);
+        if (!own.ok())
+          return own.error();
+        w.own = std::make_unique<BlockPool>(own.take());
+        w.pool = w.own.get();
+      } else {
+        w.pool = m->blocks_.get();
+      }
+      m->windows_.push_back(std::move(w));
+    }
+  }
   return m;
+}
+
+BlockHash CacheManager::windowKey(BlockHash h, int64_t i) const {
+  // splitmix64 of the full class's hash and the class number: a key no
+  // other class (and no full-class hash, barring 64-bit collisions) uses.
+  uint64_t x = h ^ (0x9E3779B97F4A7C15ull * uint64_t(i + 1));
+  x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ull;
+  x = (x ^ (x >> 27)) * 0x94D049BB133111EBull;
+  x ^= x >> 31;
+  return x == kNoHash ? x - 1 : x;
+}
+
+int64_t CacheManager::windowDebt(const BlockPool *pool) const {
+  int64_t debt = 0;
+  for (const Window &w : windows_)
+    if (w.pool == pool)
+      debt += std::max<int64_t>(0, w.reserved - w.physical);
+  return debt;
+}
+
+int64_t CacheManager::windowHit(const Request &r, int64_t hit) {
+  if (windows_.empty() || hit <= 0)
+    return hit;
+  size_t hbs = size_t(hashBlockSize());
+  for (size_t c = 0; c < windows_.size(); ++c) {
+    Window &w = windows_[c];
+    w.hitScratch.assign(size_t(hit), kNoBlock);
+    w.runScratch.assign(size_t(hit), 0);
+    // Only the blocks some hit <= `hit` can need: from the window of the
+    // largest candidate down is enough for it, but a smaller candidate
+    // needs earlier blocks, so look at every block (one probe each).
+    for (int64_t i = 0; i < hit; ++i) {
+      BlockId b = w.pool->lookup(windowKey(r.hashCache[size_t(i)], int64_t(c)));
+      bool present = b.valid() && w.pool->tokensMatch(b, hbs, r.printCache[size_t(i)]);
+      if (present)
+        w.hitScratch[size_t(i)] = b;
+      w.runScratch[size_t(i)] = present ? (i > 0 ? w.runScratch[size_t(i - 1)] : 0) + 1 : 0;
+    }
+  }
+  for (int64_t k = hit; k > 0; --k) {
+    bool ok = true;
+    for (const Window &w : windows_)
+      if (!w.cfg.pattern.hitResumable(k, w.runScratch[size_t(k - 1)], blockSize_)) {
+        ok = false;
+        break;
+      }
+    if (ok)
+      return k;
+  }
+  return 0;
+}
+
+void CacheManager::releaseWindowBlock(Window &w, BlockId b) {
+  (void)w.pool->free(b);
+  if (!w.pool->isUsed(b))
+    --w.physical;
+}
+
+void CacheManager::releaseWindows(Request &r) {
+  for (size_t c = 0; c < r.windowTables.size() && c < windows_.size(); ++c) {
+    Window &w = windows_[c];
+    std::vector<BlockId> &t = r.windowTables[c];
+    for (auto it = t.rbegin(); it != t.rend(); ++it)
+      if (it->valid())
+        releaseWindowBlock(w, *it);
+    if (r.windowsReserved)
+      w.reserved -= w.cfg.reserveBlocks;
+  }
+  r.windowTables.clear();
+  r.windowsReserved = false;
+}
+
+Status CacheManager::claimWindowHits(Request &r, int64_t numCached) {
+  r.windowTables.assign(windows_.size(), {});
+  for (size_t c = 0; c < windows_.size(); ++c) {
+    Window &w = windows_[c];
+    w.reserved += w.cfg.reserveBlocks;
+  }
+  r.windowsReserved = true;
+  size_t hbs = size_t(hashBlockSize());
+  for (size_t c = 0; c < windows_.size(); ++c) {
+    Window &w = windows_[c];
+    std::vector<BlockId> &t = r.windowTables[c];
+    t.assign(size_t(numCached), kNoBlock);
+    int64_t from = w.cfg.pattern.keptFrom(numCached * blockSize_, 0, blockSize_);
+    for (int64_t i = from; i < numCached; ++i) {
+      BlockHash key = windowKey(r.hashCache[size_t(i)], int64_t(c));
+      BlockId b = size_t(i) < w.hitScratch.size() ? w.hitScratch[size_t(i)] : kNoBlock;
+      if (!w.pool->indexedAs(b, key)) {
+        b = w.pool->lookup(key);
+        ensurePrints(r, numCached);
+        if (!b.valid() || !w.pool->tokensMatch(b, hbs, r.printCache[size_t(i)]))
+          return Error{ErrorKind::State,
+                       "allocate: block " + std::to_string(i) + " of window class '" +
+                           w.cfg.name + "' is not in its index: a hit of " +
+                           std::to_string(numCached) +
+                           " blocks cannot resume it (ask can_allocate)"};
+      }
+      bool wasUsed = w.pool->isUsed(b);
+      Status s = w.pool->claim(b);
+      if (!s.ok())
+        return s;
+      if (!wasUsed)
+        ++w.physical;
+      t[size_t(i)] = b;
+    }
+  }
+  return Status::success();
+}
+
+int64_t CacheManager::windowForwardLimit(const Request &r, int64_t end) const {
+  if (windows_.empty() || r.windowTables.size() != windows_.size())
+    return end;
+  int64_t limit = end;
+  for (size_t c = 0; c < windows_.size(); ++c) {
+    const Window &w = windows_[c];
+    const std::vector<BlockId> &t = r.windowTables[c];
+    int64_t from = w.cfg.pattern.keptFrom(r.numCachedTokens, windowMargin_, blockSize_);
+    int64_t held = 0;
+    for (int64_t j = std::max<int64_t>(0, from); j < int64_t(t.size()); ++j)
+      if (t[size_t(j)].valid())
+        ++held;
+    int64_t blocks = int64_t(t.size()) + w.cfg.reserveBlocks - held;
+    limit = std::min(limit, blocks * blockSize_);
+  }
+  return limit;
+}
+
+Status CacheManager::prepareWindows(Request &r, int64_t end) {
+  if (windows_.empty())
+    return Status::success();
+  if (!r.allocated || r.windowTables.size() != windows_.size())
+    return Error{ErrorKind::State, "prepare_windows: request " + std::to_string(r.id) +
+                                       " is not allocated"};
+  if (end < r.numCachedTokens)
+    return Error::invalid("prepare_windows: a forward to " + std::to_string(end) +
+                          " ends before the computed mark " +
+                          std::to_string(r.numCachedTokens));
+  if (windowForwardLimit(r, end) < end)
+    return Error{ErrorKind::State,
+                 "prepare_windows: a forward from " + std::to_string(r.numCachedTokens) +
+                     " to " + std::to_string(end) +
+                     " needs more blocks than a window class reserves per request; "
+                     "cap it at " + std::to_string(windowForwardLimit(r, end))};
+  int64_t target = ceilDiv(end, blockSize_);
+  // Release first (it can only help), then check, then take.
+  for (size_t c = 0; c < windows_.size(); ++c) {
+    Window &w = windows_[c];
+    std::vector<BlockId> &t = r.windowTables[c];
+    int64_t from = std::min<int64_t>(
+        int64_t(t.size()), w.cfg.pattern.keptFrom(r.numCachedTokens, windowMargin_, blockSize_));
+    for (int64_t j = from - 1; j >= 0; --j) {
+      if (!t[size_t(j)].valid())
+        break; // released before, with everything under it
+      releaseWindowBlock(w, t[size_t(j)]);
+      t[size_t(j)] = kNoBlock;
+    }
+  }
+  for (size_t c = 0; c < windows_.size(); ++c) {
+    Window &w = windows_[c];
+    int64_t fresh = std::max<int64_t>(0, target - int64_t(r.windowTables[c].size()));
+    // Within the reserve, the pool has them (the admission invariant); a
+    // failure here is a bookkeeping bug, reported, not a crash.
+    if (!w.pool->hasFree(fresh))
+      return Error{ErrorKind::Internal,
+                   "prepare_windows: window class '" + w.cfg.name + "' has " +
+                       std::to_string(w.pool->numFree()) + " free blocks for " +
+                       std::to_string(fresh) + " within its reserve"};
+  }
+  for (size_t c = 0; c < windows_.size(); ++c) {
+    Window &w = windows_[c];
+    std::vector<BlockId> &t = r.windowTables[c];
+    while (int64_t(t.size()) < target) {
+      auto b = w.pool->pop();
+      if (!b.ok())
+        return b.error();
+      Status s = w.pool->allocate(*b);
+      if (!s.ok())
+        return s;
+      ++w.physical;
+      t.push_back(*b);
+    }
+  }
+  return Status::success();
 }
 
 void CacheManager::dropCheckpointOf(BlockHash h) {
@@ -151,7 +376,8 @@ void CacheManager::dropCheckpointOf(BlockHash h) {
 }
 
 Status Request::setCacheSalt(std::string salt) {
-  if (!hashCache.empty() || !blockTable.empty() || numHashedTokens > 0)
+  if (!hashCache.empty() || !blockTable.empty() || !windowTables.empty() ||
+      numHashedTokens > 0)
     return Error{ErrorKind::State,
                  "cache salt: request " + std::to_string(id) +
                      " already has blocks or hashes; set the salt before it "
@@ -294,7 +520,23 @@ bool CacheManager::pageUnitsFor(int64_t count,
                                 std::optional<BlockHash> protectedHash) const {
   if (store_)
     return store_->hasAvailableUnits(count, protectedHash);
-  return blocks_->hasFree(count);
+  return blocks_->hasFree(count + windowDebt(blocks_.get()));
+}
+
+bool CacheManager::windowReservesFor(int64_t fullBlocks) const {
+  // A new request's reserves, on top of what is promised already; the
+  // full class's own blocks come out of its pool first when shared.
+  for (const Window &w : windows_) {
+    int64_t want = windowDebt(w.pool);
+    for (const Window &o : windows_)
+      if (o.pool == w.pool)
+        want += o.cfg.reserveBlocks;
+    if (w.pool == blocks_.get())
+      want += fullBlocks;
+    if (!w.pool->hasFree(want))
+      return false;
+  }
+  return true;
 }
 
 PageUnitCheckpointStore::CheckpointOps CacheManager::takeStateMaintenanceOps() {
@@ -319,7 +561,8 @@ Admission CacheManager::admission(Request &r) {
     return out;
   }
   if (!prefixCaching_) {
-    out.admissible = pageUnitsFor(needed, std::nullopt);
+    out.admissible = pageUnitsFor(needed, std::nullopt) &&
+                     (windows_.empty() || windowReservesFor(needed));
     if (!out.admissible)
       out.reason = "blocks";
     return out;
@@ -345,6 +588,10 @@ Admission CacheManager::admission(Request &r) {
   }
   // Every consumer reads at most `compressed` entries: no copy needed.
   const std::vector<BlockHash> &all = cache;
+  // A hybrid model's index is the joint one: a hit counts as indexed only
+  // where every window class can resume it too (§14).
+  int64_t fullIndexed = compressed;
+  compressed = windowHit(r, compressed);
   int64_t cached = gatedHit(r, compressed, all, false);
   r.numCompressedHitBlocks = compressed;
   int64_t live = 0;
@@ -356,7 +603,8 @@ Admission CacheManager::admission(Request &r) {
   if (cached > 0)
     protectedHash = all[size_t(cached - 1)];
   out.indexedBlocks = compressed;
-  if (!pageUnitsFor(nHash - live, protectedHash)) {
+  if (!pageUnitsFor(nHash - live, protectedHash) ||
+      (!windows_.empty() && !windowReservesFor(nHash - live))) {
     out.reason = "blocks";
     return out;
   }
@@ -365,6 +613,8 @@ Admission CacheManager::admission(Request &r) {
   out.hitTokens = cached * hashBlockSize();
   if (cached < compressed)
     out.reason = "checkpoint missing";
+  else if (compressed < fullIndexed)
+    out.reason = "window blocks missing";
   return out;
 }
 
@@ -409,6 +659,7 @@ Status CacheManager::allocate(Request &r, int64_t numCached) {
     return s;
   }
   // Nothing half-done: give back what this call took.
+  releaseWindows(r);
   for (auto it = r.blockTable.rbegin(); it != r.blockTable.rend(); ++it)
     (void)blocks_->free(*it);
   r.blockTable.clear();
@@ -450,6 +701,13 @@ Status CacheManager::allocateBlocksAndState(Request &r, int64_t numCached) {
     if (!s.ok())
       return s;
     r.blockTable.push_back(b);
+  }
+  // Window classes claim their hit blocks before any fresh block is taken:
+  // in a shared pool a fresh block could otherwise evict them.
+  if (!windows_.empty()) {
+    Status s = claimWindowHits(r, numCached);
+    if (!s.ok())
+      return s;
   }
   // Copy classes attach their slot (and queue the restore) before taking
   // fresh blocks, so fresh-block eviction cannot spend the checkpoint it is
@@ -565,6 +823,15 @@ Status CacheManager::hashBlocks(Request &r, int64_t numNew,
     Status s = blocks_->publish(r.blockTable[size_t(i)], last, toks.data(), toks.size());
     if (!s.ok())
       return s;
+    for (size_t c = 0; c < r.windowTables.size(); ++c) {
+      const std::vector<BlockId> &t = r.windowTables[c];
+      if (size_t(i) >= t.size() || !t[size_t(i)].valid())
+        continue;
+      s = windows_[c].pool->publish(t[size_t(i)], windowKey(last, int64_t(c)),
+                                    toks.data(), toks.size());
+      if (!s.ok())
+        return s;
+    }
     parent = last;
   }
   int64_t pos = base + numNew;
@@ -606,9 +873,13 @@ Status CacheManager::appendSlots(Request &r, int64_t totalTokens) {
     return Error::invalid("append_slots: " + std::to_string(totalTokens) +
                           " tokens is negative");
   int64_t need = blocksToAppend(r, totalTokens);
+  if (!windows_.empty() && windowForwardLimit(r, totalTokens) < totalTokens)
+    return Error{ErrorKind::State,
+                 "append_slots: " + std::to_string(totalTokens) +
+                     " tokens need more window blocks than the request's reserve"};
   if (need == 0)
-    return Status::success();
-  if (store_ ? !store_->ensureFreeUnits(need) : !blocks_->hasFree(need))
+    return prepareWindows(r, totalTokens);
+  if (store_ ? !store_->ensureFreeUnits(need) : !pageUnitsFor(need, std::nullopt))
     return Error{ErrorKind::State,
                  "append_slots: " + std::to_string(need) +
                      " fresh blocks are not available"};
@@ -621,13 +892,14 @@ Status CacheManager::appendSlots(Request &r, int64_t totalTokens) {
       return s;
     r.blockTable.push_back(*b);
   }
-  return Status::success();
+  return prepareWindows(r, totalTokens);
 }
 
 Status CacheManager::deallocate(Request &r) {
   if (!r.allocated)
     return notAllocated("deallocate", r);
   r.allocated = false;
+  releaseWindows(r);
   // Reverse table order: the tail becomes the least recently freed.
   for (auto it = r.blockTable.rbegin(); it != r.blockTable.rend(); ++it) {
     Status s = blocks_->free(*it);
@@ -697,6 +969,14 @@ int64_t CacheManager::finalizePrefillChunk(Request &r, int64_t start,
       r.state.group = src;
       r.state.forkSource = GroupId();
     }
+  }
+  if (!windows_.empty() && chunk > 0) {
+    // Window classes: cut the chunk where a class would hold more than its
+    // reserve (at a block boundary), then release and take their blocks.
+    int64_t end = windowForwardLimit(r, start + chunk);
+    chunk = std::max<int64_t>(0, end - start);
+    if (chunk > 0 && !prepareWindows(r, start + chunk).ok())
+      chunk = 0;
   }
   return chunk;
 }

@@ -26,6 +26,7 @@
 #ifndef POOLRT_CACHEMANAGER_H
 #define POOLRT_CACHEMANAGER_H
 
+#include "poolrt/Attention.h"
 #include "poolrt/BlockHash.h"
 #include "poolrt/BlockPool.h"
 #include "poolrt/PageUnitStore.h"
@@ -72,6 +73,15 @@ struct Request {
   /// stores them) of the leading full hash blocks, for the collision check;
   /// computed once, like hashCache.
   mutable std::vector<uint64_t> printCache;
+  /// Window classes (sliding / chunked attention; CacheManagerConfig::
+  /// windowClasses, in that order): one block table each, indexed by block
+  /// position like blockTable. kNoBlock where the block was released (it
+  /// fell out of the window) or was never needed (before the window of a
+  /// prefix hit). Empty for a model without window classes.
+  std::vector<std::vector<BlockId>> windowTables;
+  /// Whether this request's window reserve is counted (allocate sets it,
+  /// deallocate clears it).
+  bool windowsReserved = false;
 
   int64_t numTokens() const { return int64_t(tokens.size()); }
   /// Sets the cache salt; refused (State) once the request has hashes or
@@ -167,6 +177,23 @@ struct BoundaryMove {
 /// this number is written (C, Python and the tools use it from here).
 constexpr int64_t kDefaultCheckpointInterval = 8192;
 
+/// A PAGE class with sliding-window or chunked attention beside the full
+/// class (specs/semantics.md §14). The full class keeps `blockTable`; each
+/// window class keeps a table of its own in Request::windowTables.
+struct WindowClassConfig {
+  std::string name;
+  AttentionPattern pattern;
+  /// Blocks of a pool of its own; 0: it draws from the full class's pool
+  /// (one block id space: the compiler chose it because the pages are the
+  /// same size).
+  int64_t numBlocks = 0;
+  /// Blocks reserved per running request (AttentionPattern::reserveBlocks,
+  /// solved by the compiler): a request never holds more, so admitting
+  /// only while every pool can back its reserves means a window class never
+  /// runs dry.
+  int64_t reserveBlocks = 0;
+};
+
 /// Run-time policy: what the artifact does not fix and an engine chooses.
 struct CachePolicy {
   /// >= 0 (0: ladder off); CacheManager::create refuses a negative one
@@ -190,6 +217,13 @@ struct CacheManagerConfig {
   std::optional<PagedStateCheckpointSpec> pagedCheckpoints;
   /// Row-space models: the shared rows, so moveBoundary can re-split them.
   std::optional<PoolBoundaryGeometry> boundary;
+  /// Window classes (none: a single full-attention PAGE class). Not with a
+  /// state class, PAGE-unit checkpoints or a boundary (create refuses it).
+  std::vector<WindowClassConfig> windowClasses;
+  /// Computed tokens that may still be rolled back when a forward starts
+  /// (the speculative drafts): window classes keep their blocks this much
+  /// longer before releasing them.
+  int64_t windowMarginTokens = 0;
 };
 
 /// Counters that merge across ranks by summation.
@@ -309,6 +343,29 @@ public:
   int64_t blocksToAppend(const Request &r, int64_t totalTokens) const;
   bool canAppend(const Request &r, int64_t totalTokens) const;
   Status appendSlots(Request &r, int64_t totalTokens);
+  /// Window classes: the largest end <= `end` a forward from
+  /// r.numCachedTokens may reach without a window class holding more than
+  /// its reserve (a multiple of the block size when it cuts). `end` when
+  /// the model has no window class.
+  int64_t windowForwardLimit(const Request &r, int64_t end) const;
+  /// Window classes, before a forward from r.numCachedTokens to `end`:
+  /// release the blocks that fell out of every window (they stay in the
+  /// index, evictable, for later hits) and take fresh blocks up to `end`.
+  /// finalizePrefillChunk and appendSlots call it; all or nothing. State
+  /// error when `end` needs more than a class's reserve (cap it with
+  /// windowForwardLimit) or `r` is not allocated.
+  Status prepareWindows(Request &r, int64_t end);
+  int64_t numWindowClasses() const { return int64_t(windows_.size()); }
+  const WindowClassConfig &windowClass(int64_t i) const {
+    return windows_[size_t(i)].cfg;
+  }
+  /// The pool window class `i` draws from (the full class's when shared).
+  BlockPool &windowPool(int64_t i) { return *windows_[size_t(i)].pool; }
+  /// The index key of hash `h` in window class `i`: each class publishes
+  /// its blocks under keys of its own, so classes sharing one pool never
+  /// find each other's blocks.
+  BlockHash windowKey(BlockHash h, int64_t i) const;
+
   /// State error, nothing freed, when `r` is not allocated (never, or
   /// already deallocated): a second free would drop references other
   /// requests hold on shared prefix blocks.
@@ -388,6 +445,27 @@ private:
   bool deferEvictions_ = false;
   std::vector<BlockHash> deferredEvictions_;
   void dropCheckpointOf(BlockHash h);
+  struct Window {
+    WindowClassConfig cfg;
+    BlockPool *pool = nullptr;
+    std::unique_ptr<BlockPool> own;
+    int64_t reserved = 0; // reserveBlocks x requests counted
+    int64_t physical = 0; // distinct blocks the class's tables hold
+    std::vector<BlockId> hitScratch; // admission: the window's hit blocks
+    std::vector<int64_t> runScratch;
+  };
+  std::vector<Window> windows_;
+  int64_t windowMargin_ = 0;
+  /// Blocks of `pool` promised to window reserves and not yet held.
+  int64_t windowDebt(const BlockPool *pool) const;
+  /// The largest hit <= `hit` every window class can resume (§14).
+  int64_t windowHit(const Request &r, int64_t hit);
+  /// Whether every pool a window class draws from can back one more
+  /// request's reserves, besides `fullBlocks` for the full class.
+  bool windowReservesFor(int64_t fullBlocks) const;
+  Status claimWindowHits(Request &r, int64_t numCached);
+  void releaseWindows(Request &r);
+  void releaseWindowBlock(Window &w, BlockId b);
   /// allocate's work after its argument checks; allocate undoes it on error.
   Status allocateBlocksAndState(Request &r, int64_t numCached);
 };
