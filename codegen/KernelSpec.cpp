@@ -272,6 +272,11 @@ void arenaKernels(ModelOp model, RowSpaceOp rs, std::vector<KernelSpec> &out) {
     if (rs && (c.getName() == rs.getPageClass() ||
                c.getName() == rs.getSlotClass()))
       continue;
+    // Window classes (specs/window-classes.md) get no block kernels: their
+    // ids are another space (or, shared, the full class's blocks, which the
+    // full class's kernels already move). Offloading them is future work.
+    if (c.isWindow())
+      continue;
     int64_t region = int64_t(*c.getRegionOffset());
     int64_t entryBytes = i64(c.getEntryBytes());
     int64_t entries = i64(c.getEntries());

@@ -73,7 +73,7 @@ json::Value transferJson(const std::optional<SolvedTransfer> &t) {
 }
 
 json::Object classJson(const SolvedClass &c) {
-  return json::Object{
+  json::Object o{
       {"name", c.name},
       {"pool", c.isPage() ? "page" : "state"},
       {"entries", c.entries},
@@ -87,6 +87,14 @@ json::Object classJson(const SolvedClass &c) {
       {"region_offset", orNull(c.regionOffset)},
       {"needs_rebase", c.needsRebase},
   };
+  // Window classes only: a model without them writes what it always did.
+  if (const auto &a = c.attention)
+    o["attention"] = json::Object{{"kind", attentionKindName(a->kind)},
+                                  {"tokens", a->tokens},
+                                  {"forward_tokens", a->forwardTokens},
+                                  {"reserve_blocks", a->reserveBlocks},
+                                  {"shares_blocks", a->sharesBlocks}};
+  return o;
 }
 
 json::Object fieldJson(const SolvedField &f) {

@@ -164,6 +164,15 @@ static poolrt::SolvedClass classOf(EntryClassOp c) {
     }
     cls.transfer = tr;
   }
+  if (c.isWindow() && c.getReserveBlocks()) {
+    poolrt::SolvedAttention a;
+    a.kind = *poolrt::parseAttentionKind(c.getAttention()->str());
+    a.tokens = int64_t(c.getAttentionTokens());
+    a.forwardTokens = int64_t(c.getForwardTokens());
+    a.reserveBlocks = int64_t(*c.getReserveBlocks());
+    a.sharesBlocks = c.getSharesBlocks();
+    cls.attention = a;
+  }
   if (c.getRegionOffset())
     cls.regionOffset = int64_t(*c.getRegionOffset());
   cls.needsRebase = c.getNeedsRebase();
@@ -247,7 +256,7 @@ mlir::pool::solvedLayoutOf(ModelOp model, const ReportInputs &inputs) {
   }
   for (EntryClassOp c : model.getEntryClasses()) {
     L.classes.push_back(classOf(c));
-    if (c.isPage()) {
+    if (c.isPage() && !c.isWindow()) {
       L.pagedClass = c.getName().str();
       L.pagedEntries = int64_t(*c.getEntries());
     }
@@ -326,6 +335,16 @@ void mlir::pool::printTextReport(const poolrt::SolvedLayout &r,
   os << "paged history: " << withCommas(paged) << " blocks x " << bs
      << " tokens = " << (wraps ? std::string("(over 2^63)") : withCommas(tokens))
      << " tokens\n";
+  for (const poolrt::SolvedClass *w : r.windowClasses()) {
+    const poolrt::SolvedAttention &a = *w->attention;
+    os << "window class '" << w->name << "': " << poolrt::attentionKindName(a.kind)
+       << " " << withCommas(a.tokens) << " tokens, reserve "
+       << withCommas(a.reserveBlocks) << " blocks per request (forwards of "
+       << withCommas(a.forwardTokens) << " tokens), "
+       << (a.sharesBlocks ? "shares the blocks of '" + r.pagedClass.value_or("") + "'"
+                          : "a pool of " + withCommas(w->entries) + " blocks")
+       << "\n";
+  }
   for (const poolrt::SolvedArena &a : r.arenas) {
     os << "\narena of '" << a.className << "': entry "
        << withCommas(a.entryBytes) << " B, checkpoint carries "

@@ -192,10 +192,27 @@ LogicalResult checkModel(ModelOp model, llvm::Statistic &numProofs) {
           Span{offsets[i], offsets[i] + int64_t(*rs.getPlaneRows()) * widths[i],
                "plane '" + cast<StringAttr>(names[i]).getValue().str() + "'"});
   }
+  EntryClassOp fullPage;
+  for (EntryClassOp cls : model.getEntryClasses())
+    if (cls.isPage() && !cls.isWindow())
+      fullPage = cls;
   for (EntryClassOp cls : model.getEntryClasses()) {
     cls.removeNeedsRebaseAttr();
     if (!cls.getRegionOffset())
       continue;
+    if (cls.getSharesBlocks()) {
+      // One block id space: the class addresses the full class's region
+      // with the same ids and the same page size, proved equal here.
+      if (!fullPage || fullPage.getRegionOffset() != cls.getRegionOffset() ||
+          fullPage.getEntries() != cls.getEntries() ||
+          fullPage.getEntryBytes() != cls.getEntryBytes())
+        return cls.emitOpError("layout check failed: window class '")
+               << cls.getName()
+               << "' shares the full class's blocks but not its region, "
+                  "count or page size";
+      ++numProofs;
+      continue;
+    }
     int64_t off = int64_t(*cls.getRegionOffset());
     int64_t entries = int64_t(*cls.getEntries());
     int64_t per = rs && cls.getName() == rs.getPageClass()

@@ -36,6 +36,12 @@ LogicalResult collectSpecs(ModelOp model, SmallVectorImpl<EntryClassOp> &ops,
         int64_t(cls.getEntriesPerReq()), int64_t(cls.getExtraEntries()));
     if (!spec)
       return cls.emitOpError(spec.error().message);
+    if (cls.isWindow()) {
+      spec.value().attention = {
+          *poolrt::parseAttentionKind(cls.getAttention()->str()),
+          int64_t(cls.getAttentionTokens())};
+      spec.value().forwardTokens = int64_t(cls.getForwardTokens());
+    }
     specs.push_back(spec.value());
     ops.push_back(cls);
   }
@@ -48,20 +54,37 @@ FailureOr<poolrt::PoolPlan>
 sizePools(ModelOp model, ArrayRef<EntryClassOp> ops,
           const std::vector<poolrt::SubPoolSpec> &specs, int64_t budget,
           int64_t maxNumSeqs) {
-  auto plan = poolrt::planPools(specs, budget, maxNumSeqs);
+  auto plan = poolrt::hasWindowClass(specs)
+                  ? poolrt::planHybridPools(
+                        specs, budget, maxNumSeqs,
+                        {int64_t(model.getBlockSize()), int64_t(model.getSpecDepth())})
+                  : poolrt::planPools(specs, budget, maxNumSeqs);
   if (plan)
     return plan.take();
   const poolrt::Error &e = plan.error();
   if (e.kind != poolrt::ErrorKind::InsufficientBudget)
     return model.emitOpError(e.message);
-  auto diag = model.emitError()
-              << "insufficient pool budget: " << e.message << " ("
-              << e.entries << " STATE entries for " << maxNumSeqs
-              << " sequences; reserved_bytes=" << e.reservedBytes
-              << " available_bytes=" << e.availableBytes
-              << "); raise the budget or lower max-num-seqs";
+  bool windows = poolrt::hasWindowClass(specs);
+  auto diag = model.emitError() << "insufficient pool budget: " << e.message;
+  if (windows)
+    diag << " (window reserves for " << maxNumSeqs << " sequences";
+  else
+    diag << " (" << e.entries << " STATE entries for " << maxNumSeqs
+         << " sequences";
+  diag << "; reserved_bytes=" << e.reservedBytes
+       << " available_bytes=" << e.availableBytes
+       << "); raise the budget or lower max-num-seqs";
   for (auto [cls, spec] : llvm::zip(ops, specs))
-    if (spec.pool == poolrt::Pool::State)
+    if (spec.attention.isWindow())
+      diag.attachNote(EntryClassOp(cls).getLoc())
+          << "window class '" << spec.name << "' keeps " << maxNumSeqs
+          << " reserves of "
+          << spec.attention.reserveBlocks(int64_t(model.getSpecDepth()),
+                                          spec.forwardTokens > 0 ? spec.forwardTokens
+                                                                 : spec.attention.tokens,
+                                          int64_t(model.getBlockSize()))
+          << " blocks * " << spec.entryBytes << " bytes";
+    else if (spec.pool == poolrt::Pool::State)
       diag.attachNote(EntryClassOp(cls).getLoc())
           << "STATE class '" << spec.name << "' reserves (" << maxNumSeqs
           << " * " << spec.entriesPerReq << " + " << spec.extraEntries
@@ -129,6 +152,11 @@ void recordPlan(ModelOp model, ArrayRef<EntryClassOp> ops, RowSpaceOp rowSpace,
     const poolrt::PlannedClass *pc = fitted.plan.find(cls.getName().str());
     cls.setEntriesAttr(b.getI64IntegerAttr(pc->entries));
     cls.setReservedBytesAttr(b.getI64IntegerAttr(pc->reservedBytes));
+    if (pc->isWindow()) {
+      cls.setReserveBlocksAttr(b.getI64IntegerAttr(pc->reserveBlocks));
+      cls.setForwardTokensAttr(b.getI64IntegerAttr(pc->forwardTokens));
+      cls.setSharesBlocks(pc->sharesBlocks);
+    }
     if (offset)
       cls.setRegionOffsetAttr(b.getI64IntegerAttr(*offset));
     else

@@ -49,7 +49,52 @@ LogicalResult verifyModel(ModelOp model) {
   for (auto &[name, g] : groups)
     if (g.decls.front().isPage())
       pages.push_back(g.decls.front());
-  if (pages.size() > 1) {
+  // Window classes (sliding / chunked attention, specs/window-classes.md): beside exactly one
+  // full-attention PAGE class, in a stateless model without a row space,
+  // every declaration of a name with the same pattern.
+  bool anyWindow = false;
+  for (auto &[name, g] : groups)
+    for (EntryClassOp d : g.decls) {
+      anyWindow |= d.isWindow();
+      EntryClassOp f = g.decls.front();
+      if (d.getAttention() != f.getAttention() ||
+          d.getAttentionTokens() != f.getAttentionTokens() ||
+          d.getForwardTokens() != f.getForwardTokens())
+        return d.emitOpError("entry class '")
+               << name
+               << "' is declared twice with different attention patterns";
+    }
+  if (anyWindow) {
+    SmallVector<EntryClassOp> fulls;
+    for (EntryClassOp p : pages)
+      if (!p.isWindow())
+        fulls.push_back(p);
+    for (auto &[name, g] : groups) {
+      EntryClassOp first = g.decls.front();
+      if (first.isState())
+        return first.emitOpError("STATE class '")
+               << name
+               << "' beside window PAGE classes (sliding or chunked "
+                  "attention): the runtime runs window classes only in a "
+                  "stateless model";
+      if (first.isWindow() && model.inRowSpace())
+        return first.emitOpError("window class '")
+               << name << "' in a row space: a row space keeps one PAGE class";
+    }
+    if (fulls.size() != 1) {
+      auto diag = model.emitOpError("a model with window PAGE classes needs "
+                                    "exactly one full-attention PAGE class "
+                                    "(it keeps the block table and the prefix "
+                                    "index), found ")
+                  << fulls.size();
+      for (EntryClassOp p : pages)
+        diag.attachNote(p.getLoc())
+            << "PAGE class '" << p.getName() << "' ("
+            << p.getAttention().value_or("full") << ")";
+      return diag;
+    }
+  }
+  if (pages.size() > 1 && !anyWindow) {
     std::string list = "[";
     for (auto [i, p] : llvm::enumerate(pages))
       list += (i ? ", '" : "'") + p.getName().str() + "'";

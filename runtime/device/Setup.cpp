@@ -30,10 +30,25 @@ Result<CacheManagerConfig> cacheManagerConfig(const SolvedLayout &layout,
   c.policy = policy;
   const SolvedClass *page = layout.page();
   for (const SolvedClass &cls : layout.classes)
-    if (cls.isPage() && &cls != page)
+    if (cls.isPage() && &cls != page && !cls.isWindow())
       return bad("more than one PAGE class ('" + cls.name + "')");
   if (!page)
     return bad("no PAGE class");
+  for (const SolvedClass *w : layout.windowClasses()) {
+    const SolvedAttention &a = *w->attention;
+    if (a.sharesBlocks && (w->entries != page->entries ||
+                           w->entryBytes != page->entryBytes ||
+                           w->regionOffset != page->regionOffset))
+      return bad("window class '" + w->name + "' shares the blocks of '" +
+                 page->name + "' but not their count, size or region");
+    if (!a.sharesBlocks && w->entries < a.reserveBlocks)
+      return bad("window class '" + w->name + "' has " + std::to_string(w->entries) +
+                 " blocks, fewer than one request's reserve of " +
+                 std::to_string(a.reserveBlocks));
+    c.windowClasses.push_back(
+        {w->name, a.pattern(), a.sharesBlocks ? 0 : w->entries, a.reserveBlocks});
+  }
+  c.windowMarginTokens = geo.specDepth;
   std::vector<const SolvedClass *> stateful = layout.transferClasses();
   if (stateful.size() > 1)
     return bad("more than one STATE class with a transfer ('" +

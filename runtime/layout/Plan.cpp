@@ -73,8 +73,8 @@ Result<Carving> carveAllocation(const PoolPlan &plan,
         return fail(fault, PlanFault::Allocation,
                     Error{ErrorKind::Internal,
                           "entry class '" + claim.name + "' is not planned"});
-      if ((pc->pool == Pool::Page) != pagePass)
-        continue;
+      if ((pc->pool == Pool::Page) != pagePass || pc->sharesBlocks)
+        continue; // a shared window class lives in the full class's region
       int64_t bytes = pc->reservedBytes;
       if (rs && claim.name == rs->slotClass)
         continue; // in the planes
@@ -95,6 +95,17 @@ Result<Carving> carveAllocation(const PoolPlan &plan,
   for (size_t r = 0; r < owner.size(); ++r)
     out.regionOffsets[owner[r]] = regions->offsets[planes + r];
   out.total = regions->total;
+  std::optional<int64_t> fullOffset;
+  for (size_t i = 0; i < shape.classes.size(); ++i) {
+    const PlannedClass *pc = plan.find(shape.classes[i].name);
+    if (pc && pc->pool == Pool::Page && !pc->isWindow())
+      fullOffset = out.regionOffsets[i];
+  }
+  for (size_t i = 0; i < shape.classes.size(); ++i) {
+    const PlannedClass *pc = plan.find(shape.classes[i].name);
+    if (pc && pc->sharesBlocks)
+      out.regionOffsets[i] = fullOffset;
+  }
   return out;
 }
 

@@ -296,7 +296,33 @@ SolvedClass readClass(Walker &w, const Json &c, const std::string &p) {
     }
     x.transfer = tr;
   }
-  if (!w.failed()) {
+  if (const Json *a = w.member(c, p, "attention", false); a && !a->is_null()) {
+    std::string ap = Walker::join(p, "attention");
+    if (!a->is_object()) {
+      w.fail(ap, "expected an object or null");
+      return x;
+    }
+    SolvedAttention at;
+    std::string kind = w.string(*a, ap, "kind");
+    auto k = parseAttentionKind(kind);
+    if ((!k || *k == AttentionKind::Full) && !w.failed())
+      w.fail(Walker::join(ap, "kind"),
+             "'" + kind + "' is not a window pattern (sliding or chunked)");
+    at.kind = k.value_or(AttentionKind::Sliding);
+    at.tokens = w.integer(*a, ap, "tokens", 1);
+    at.forwardTokens = w.integer(*a, ap, "forward_tokens", 1);
+    at.reserveBlocks = w.integer(*a, ap, "reserve_blocks", 1);
+    at.sharesBlocks = w.boolean(*a, ap, "shares_blocks");
+    if (x.pool != PoolKind::Page && !w.failed())
+      w.fail(ap, "only a PAGE class has an attention pattern");
+    x.attention = at;
+  }
+  if (!w.failed() && x.attention && x.attention->sharesBlocks) {
+    // Its blocks are the full class's bytes: it reserves none of its own.
+    if (x.reservedBytes != 0)
+      w.fail(Walker::join(p, "reserved_bytes"),
+             "is not 0 for a class that shares the full class's blocks");
+  } else if (!w.failed()) {
     int64_t product = 0;
     if (mulOverflows(x.entries, x.entryBytes, product) ||
         product != x.reservedBytes)
@@ -789,9 +815,17 @@ const SolvedClass *SolvedLayout::classNamed(const std::string &name) const {
 
 const SolvedClass *SolvedLayout::page() const {
   for (const SolvedClass &c : classes)
-    if (c.isPage())
+    if (c.isPage() && !c.isWindow())
       return &c;
   return nullptr;
+}
+
+std::vector<const SolvedClass *> SolvedLayout::windowClasses() const {
+  std::vector<const SolvedClass *> out;
+  for (const SolvedClass &c : classes)
+    if (c.isPage() && c.isWindow())
+      out.push_back(&c);
+  return out;
 }
 
 std::vector<const SolvedClass *> SolvedLayout::transferClasses() const {

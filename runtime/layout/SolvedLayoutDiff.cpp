@@ -159,6 +159,14 @@ public:
     M(tokens, "tokens");
     M(layoutId, "layout_id");
   }
+  void cmp(const std::string &p, const SolvedAttention &a,
+           const SolvedAttention &b) {
+    M(kind, "kind");
+    M(tokens, "tokens");
+    M(forwardTokens, "forward_tokens");
+    M(reserveBlocks, "reserve_blocks");
+    M(sharesBlocks, "shares_blocks");
+  }
   void cmp(const std::string &p, const SolvedClass &a, const SolvedClass &b) {
     M(name, "name");
     M(pool, "pool");
@@ -170,6 +178,10 @@ public:
     M(requestGroups, "request_groups");
     M(bytesSource, "bytes_source");
     M(transfer, "transfer");
+    // Walked only where a class has one, so layouts without window
+    // classes keep the fingerprints they always had.
+    if (a.attention || b.attention)
+      M(attention, "attention");
     M(regionOffset, "region_offset");
     M(needsRebase, "needs_rebase");
   }

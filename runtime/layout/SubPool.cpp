@@ -84,7 +84,8 @@ mergeSpecs(const std::vector<SubPoolSpec> &specs,
       continue;
     }
     if (it->pool != s.pool || it->entriesPerReq != s.entriesPerReq ||
-        it->extraEntries != s.extraEntries) {
+        it->extraEntries != s.extraEntries || !(it->attention == s.attention) ||
+        it->forwardTokens != s.forwardTokens) {
       if (clashIndex)
         *clashIndex = {first[it - merged.begin()], i};
       return Error::invalid("entry class '" + s.name +
@@ -112,14 +113,14 @@ const PlannedClass *PoolPlan::find(const std::string &name) const {
 
 std::optional<std::string> PoolPlan::pagedClass() const {
   for (const PlannedClass &c : cls)
-    if (c.pool == Pool::Page)
+    if (c.pool == Pool::Page && !c.isWindow())
       return c.name;
   return std::nullopt;
 }
 
 int64_t PoolPlan::pagedEntries() const {
   for (const PlannedClass &c : cls)
-    if (c.pool == Pool::Page)
+    if (c.pool == Pool::Page && !c.isWindow())
       return c.entries;
   return 0;
 }
@@ -139,13 +140,17 @@ Result<PoolPlan> PoolPlan::withPagedEntries(int64_t count) const {
                           std::to_string(count));
   PoolPlan copy = *this;
   for (PlannedClass &c : copy.cls) {
-    if (c.pool != Pool::Page)
+    if (c.pool != Pool::Page || c.isWindow())
       continue;
     auto bytes = checkedMul(count, c.entryBytes, "PAGE reserved bytes");
     if (!bytes)
       return bytes.error();
     c.entries = count;
     c.reservedBytes = *bytes;
+    // Window classes in the same block id space count the same blocks.
+    for (PlannedClass &w : copy.cls)
+      if (w.sharesBlocks)
+        w.entries = count;
     return copy;
   }
   return Error::invalid("no PAGE entry class to resize");
@@ -225,6 +230,116 @@ Result<PoolPlan> planPools(const std::vector<SubPoolSpec> &specs,
       continue;
     c.entries = remaining > 0 ? remaining / c.entryBytes : 0;
     c.reservedBytes = c.entries * c.entryBytes; // <= remaining: no overflow
+  }
+  return plan;
+}
+
+bool hasWindowClass(const std::vector<SubPoolSpec> &specs) {
+  for (const SubPoolSpec &s : specs)
+    if (s.pool == Pool::Page && s.attention.isWindow())
+      return true;
+  return false;
+}
+
+Result<PoolPlan> planHybridPools(const std::vector<SubPoolSpec> &specs,
+                                 int64_t availableBytes, int64_t maxNumSeqs,
+                                 const HybridGeometry &geo) {
+  if (!hasWindowClass(specs))
+    return planPools(specs, availableBytes, maxNumSeqs);
+  if (maxNumSeqs < 1)
+    return Error::invalid("window classes are sized per running request: "
+                          "max_num_seqs must be >= 1, got " +
+                          std::to_string(maxNumSeqs));
+  if (geo.blockSize < 1 || geo.marginTokens < 0)
+    return Error::invalid("window classes need block_size >= 1 and a draft "
+                          "margin >= 0");
+  auto merged = mergeSpecs(specs);
+  if (!merged)
+    return merged.error();
+  std::vector<const SubPoolSpec *> fulls, windows;
+  for (const SubPoolSpec &s : *merged) {
+    if (s.pool == Pool::State)
+      return Error::invalid("window PAGE classes run only in a stateless "
+                            "model: STATE class '" + s.name +
+                            "' beside them is not supported");
+    (s.attention.isWindow() ? windows : fulls).push_back(&s);
+  }
+  if (fulls.size() != 1) {
+    std::string list = "[";
+    for (size_t i = 0; i < fulls.size(); ++i)
+      list += (i ? ", '" : "'") + fulls[i]->name + "'";
+    return Error::invalid(
+        "a model with window PAGE classes needs exactly one full-attention "
+        "PAGE class beside them (it keeps the block table and the prefix "
+        "index), found " + std::to_string(fulls.size()) + ": " + list + "]");
+  }
+  const SubPoolSpec &full = *fulls.front();
+  bool shared = true;
+  for (const SubPoolSpec *w : windows)
+    shared &= w->entryBytes == full.entryBytes;
+
+  PoolPlan plan;
+  int64_t floorBytes = 0;
+  for (const SubPoolSpec &s : *merged) {
+    PlannedClass c{s.name, s.pool, 0, s.entryBytes, 0, 0, 0};
+    c.attention = s.attention;
+    if (s.attention.isWindow()) {
+      if (s.attention.tokens < 1)
+        return Error::invalid("window class '" + s.name +
+                              "' needs a window of >= 1 token");
+      c.forwardTokens = s.forwardTokens > 0 ? s.forwardTokens : s.attention.tokens;
+      c.reserveBlocks =
+          s.attention.reserveBlocks(geo.marginTokens, c.forwardTokens, geo.blockSize);
+      c.sharesBlocks = shared;
+      if (!shared) {
+        auto n = checkedMul(maxNumSeqs, c.reserveBlocks, (s.name + " blocks").c_str());
+        if (!n)
+          return n.error();
+        auto bytes = checkedMul(*n, s.entryBytes, (s.name + " reserved bytes").c_str());
+        if (!bytes)
+          return bytes.error();
+        auto sum = checkedAdd(floorBytes, *bytes, "window pools");
+        if (!sum)
+          return sum.error();
+        floorBytes = *sum;
+        c.entries = *n;
+        c.reservedBytes = *bytes;
+      }
+    }
+    plan.cls.push_back(c);
+  }
+  if (floorBytes > availableBytes) {
+    Error e{ErrorKind::InsufficientBudget,
+            "window pools need " + std::to_string(floorBytes) + "B of " +
+                std::to_string(availableBytes) + "B"};
+    e.reservedBytes = floorBytes;
+    e.availableBytes = availableBytes;
+    return e;
+  }
+  int64_t remaining = availableBytes - floorBytes;
+  int64_t blocks = remaining > 0 ? remaining / full.entryBytes : 0;
+  if (shared) {
+    // One request must fit: its window reserves and a block of its own.
+    int64_t need = 1;
+    for (const PlannedClass &c : plan.cls)
+      need += c.reserveBlocks;
+    if (blocks < need) {
+      Error e{ErrorKind::InsufficientBudget,
+              "one block id space of " + std::to_string(blocks) +
+                  " blocks cannot hold one request's window reserves and a "
+                  "block of its own (" + std::to_string(need) + " blocks)"};
+      e.reservedBytes = need * full.entryBytes;
+      e.availableBytes = availableBytes;
+      return e;
+    }
+  }
+  for (PlannedClass &c : plan.cls) {
+    if (!c.isWindow()) {
+      c.entries = blocks;
+      c.reservedBytes = blocks * c.entryBytes; // <= remaining
+    } else if (c.sharesBlocks) {
+      c.entries = blocks;
+    }
   }
   return plan;
 }

@@ -589,7 +589,7 @@ Admission CacheManager::admission(Request &r) {
   // Every consumer reads at most `compressed` entries: no copy needed.
   const std::vector<BlockHash> &all = cache;
   // A hybrid model's index is the joint one: a hit counts as indexed only
-  // where every window class can resume it too (§14).
+  // where every window class can resume it too (specs/window-classes.md).
   int64_t fullIndexed = compressed;
   compressed = windowHit(r, compressed);
   int64_t cached = gatedHit(r, compressed, all, false);

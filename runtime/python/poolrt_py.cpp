@@ -333,7 +333,19 @@ void bindRequest(py::module_ &m) {
           ids.push_back(b.value);
         return ids;
       }, "The PAGE block ids holding its KV, in token order (block i holds tokens "
-         "[i * block_size, (i + 1) * block_size)); a list to iterate or index");
+         "[i * block_size, (i + 1) * block_size)); a list to iterate or index")
+      .def_property_readonly("window_tables", [](const Request &r) {
+        std::vector<std::vector<int32_t>> out;
+        for (const std::vector<BlockId> &t : r.windowTables) {
+          out.emplace_back();
+          for (BlockId b : t)
+            out.back().push_back(b.valid() ? b.value : -1);
+        }
+        return out;
+      }, "One block table per window class (sliding / chunked attention, "
+         "specs/window-classes.md), indexed like block_table; -1 where a block "
+         "was released (it left the window) or never needed (before a hit's "
+         "window). Empty for a model without window classes");
 }
 
 /// CacheManager(boundary=...): the row-space geometry from a dict, each key

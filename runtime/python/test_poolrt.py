@@ -13,6 +13,7 @@ import poolrt
 ARTIFACT = os.environ.get("POOLRT_TEST_ARTIFACT")
 # A fork-transfer model (Qwen3.5's GDN state, fork(1)) for the fork e2e.
 FORK_ARTIFACT = os.environ.get("POOLRT_TEST_FORK_ARTIFACT")
+WINDOW_ARTIFACT = os.environ.get("POOLRT_TEST_WINDOW_ARTIFACT")
 
 GEOMETRY = {"envelope_rows": 1, "slot_rows": 4, "plane_rows": 40,
             "slot_positions": 10, "max_blocks": 32}
@@ -118,6 +119,30 @@ def test_from_artifact():
         poolrt.CacheManager.from_artifact("/nonexistent.poolpack")
     with pytest.raises(ValueError, match="checkpoint interval must be >= 0"):
         poolrt.CacheManager.from_artifact(ARTIFACT, interval=-1)
+
+
+@pytest.mark.skipif(not WINDOW_ARTIFACT, reason="POOLRT_TEST_WINDOW_ARTIFACT not set")
+def test_window_class_from_artifact():
+    # gpt-oss at 64 MiB: one block id space of 113 blocks (64 MiB // 589,824)
+    # shared by the full class and the 128-token window class, whose reserve
+    # is ceil(127/16) + 1 + 128/16 = 17 blocks per request.
+    m = poolrt.CacheManager.from_artifact(WINDOW_ARTIFACT, interval=0)
+    r = poolrt.Request(list(range(300)))
+    assert m.can_allocate(r) == 0
+    m.allocate(r, 0)
+    assert len(r.block_table) == 19 and r.window_tables == [[]]
+    # The reserve cuts the first chunk at 17 blocks = 272 tokens.
+    assert m.finalize_prefill_chunk(r, 0, 300) == 272
+    assert len(r.window_tables[0]) == 17
+    m.hash_blocks(r, 272)
+    r.num_cached_tokens = 272
+    # At 272 the window [145, 272] no longer reads blocks 0..8 (145 // 16 = 9).
+    assert m.finalize_prefill_chunk(r, 272, 28) == 28
+    t = r.window_tables[0]
+    assert len(t) == 19 and t[:9] == [-1] * 9 and all(b >= 0 for b in t[9:])
+    assert not set(t[9:]) & set(r.block_table)  # one id space, distinct blocks
+    m.deallocate(r)
+    assert r.window_tables == []
 
 
 #===--- Misuse is refused, and leaves the pools unchanged -----------------===#

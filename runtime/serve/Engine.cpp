@@ -96,7 +96,13 @@ Result<std::unique_ptr<Engine>> Engine::create(const Artifact &artifact,
   e->cache_ = cache.take();
   e->blockSize_ = cfg->blockSize;
   e->stateful_ = cfg->numGroups > 0;
-  e->tokenLimit_ = cfg->numBlocks * cfg->blockSize;
+  // Window classes sharing the full class's pool keep their reserves out
+  // of it: a request can hold at most the rest.
+  int64_t sharedReserve = 0;
+  for (const WindowClassConfig &w : cfg->windowClasses)
+    if (w.numBlocks == 0)
+      sharedReserve += w.reserveBlocks;
+  e->tokenLimit_ = std::max<int64_t>(0, cfg->numBlocks - sharedReserve) * cfg->blockSize;
   if (options.maxModelLen > 0)
     e->tokenLimit_ = std::min(e->tokenLimit_, options.maxModelLen);
 

@@ -69,6 +69,11 @@ KernelModel::~KernelModel() {
 Result<std::unique_ptr<KernelModel>>
 KernelModel::load(const std::string &path, const SolvedLayout &layout,
                   Device &device, DevicePtr arena) {
+  if (!layout.windowClasses().empty())
+    return Error::invalid("model kernel " + path + ": the layout has window PAGE "
+                          "classes ('" + layout.windowClasses().front()->name +
+                          "'), which the model kernel ABI (poolmodel_abi.h) does "
+                          "not address; serve it with the reference model");
   std::unique_ptr<KernelModel> m(new KernelModel());
   m->path_ = path;
   m->arena_ = arena;

@@ -43,6 +43,8 @@ struct ReferenceModel::Acc {
   uint64_t pageSum = 0;   // flat: PAGE rows before the position
   uint64_t windowSum = 0; // row space: window rows in the window
   uint64_t compSum = 0;   // row space: compressed rows emitted so far
+  std::vector<uint64_t> winSum; // flat window classes: rows in the window
+  std::vector<int64_t> winLo;   // the first position winSum holds
   std::vector<uint64_t> recurrent;         // flat state: one per cell
   std::vector<std::vector<uint64_t>> conv; // flat state: its ring
   std::vector<std::vector<uint64_t>> cur, prev; // row space: per compressor, cell
@@ -199,6 +201,17 @@ Status ReferenceModel::setUpFlat(const SolvedLayout &layout, const SolvedClass &
   if (pageRowBytes_ < 16)
     return layoutError("a PAGE row (entry_bytes / block_size) is narrower "
                        "than 16 bytes");
+  for (const SolvedClass *w : layout.windowClasses()) {
+    PageWindow pw;
+    pw.pattern = w->attention->pattern();
+    pw.region = w->regionOffset.value_or(0);
+    pw.entryBytes = w->entryBytes;
+    pw.rowBytes = w->entryBytes / blockSize_;
+    if (pw.rowBytes < 8 || pw.pattern.tokens < 1)
+      return layoutError("window class '" + w->name +
+                         "': a row narrower than 8 bytes or an empty window");
+    pageWindows_.push_back(pw);
+  }
   for (const SolvedClass &c : layout.classes) {
     if (c.isPage() || c.requestGroups < 1)
       continue;
@@ -272,6 +285,20 @@ Result<int64_t> ReferenceModel::blockOf(const Request &r, int64_t pos) const {
   return int64_t(r.blockTable[size_t(i)].value);
 }
 
+Result<int64_t> ReferenceModel::windowRow(const Request &r, size_t c,
+                                          int64_t pos) const {
+  int64_t i = pos / blockSize_;
+  if (c >= r.windowTables.size() || pos < 0 ||
+      i >= int64_t(r.windowTables[c].size()) || !r.windowTables[c][size_t(i)].valid())
+    return Error{ErrorKind::State,
+                 "reference model: position " + std::to_string(pos) +
+                     " of window class " + std::to_string(c) +
+                     " is in no block the request holds (released or never taken)"};
+  const PageWindow &w = pageWindows_[c];
+  return w.region + int64_t(r.windowTables[c][size_t(i)].value) * w.entryBytes +
+         (pos % blockSize_) * w.rowBytes;
+}
+
 #define POOLRT_TRY(expr)                                                      \
   do {                                                                        \
     Status s_ = (expr);                                                       \
@@ -293,6 +320,19 @@ Status ReferenceModel::begin(const Request &r, int32_t stateId, int64_t pos,
       POOLRT_TRY(read(row, v0));
       POOLRT_TRY(read(row + 8, v1));
       acc.pageSum += weight(q) * (v0 + 3 * v1);
+    }
+    acc.winSum.assign(pageWindows_.size(), 0);
+    acc.winLo.assign(pageWindows_.size(), 0);
+    for (size_t c = 0; c < pageWindows_.size(); ++c) {
+      acc.winLo[c] = pageWindows_[c].pattern.firstAttended(pos);
+      for (int64_t q = acc.winLo[c]; q < pos; ++q) {
+        auto at = windowRow(r, c, q);
+        if (!at.ok())
+          return at.error();
+        uint64_t v = 0;
+        POOLRT_TRY(read(*at, v));
+        acc.winSum[c] += weight(q) * v;
+      }
     }
     if (kind_ == Kind::FlatState) {
       acc.recurrent.assign(stateCells_.size(), 0);
@@ -372,6 +412,27 @@ Status ReferenceModel::step(const Request &r, int32_t stateId, int64_t pos,
     POOLRT_TRY(read(row + 8, v1));
     acc.pageSum += weight(pos) * (v0 + 3 * v1);
     hidden = mix(kv, acc.pageSum);
+    for (size_t c = 0; c < pageWindows_.size(); ++c) {
+      // Rows that left the window leave the sum (read back: a block that
+      // was released and reused too early would subtract the wrong value).
+      int64_t lo = pageWindows_[c].pattern.firstAttended(pos);
+      for (; acc.winLo[c] < lo; ++acc.winLo[c]) {
+        auto at = windowRow(r, c, acc.winLo[c]);
+        if (!at.ok())
+          return at.error();
+        uint64_t old = 0;
+        POOLRT_TRY(read(*at, old));
+        acc.winSum[c] -= weight(acc.winLo[c]) * old;
+      }
+      auto at = windowRow(r, c, pos);
+      if (!at.ok())
+        return at.error();
+      POOLRT_TRY(write(*at, mix(kv, c + 1)));
+      uint64_t v = 0;
+      POOLRT_TRY(read(*at, v));
+      acc.winSum[c] += weight(pos) * v;
+      hidden = mix(hidden, acc.winSum[c]);
+    }
     return Status::success();
   }
   for (size_t i = 0; i < windows_.size(); ++i) {
@@ -437,9 +498,20 @@ Status ReferenceModel::finish(int32_t stateId, const Acc &acc) {
   return Status::success();
 }
 
-Status ReferenceModel::junkRows(int32_t stateId, int64_t from, int64_t count) {
-  if (kind_ != Kind::RowSpace)
+Status ReferenceModel::junkRows(const Request &r, int32_t stateId, int64_t from,
+                                int64_t count) {
+  if (kind_ != Kind::RowSpace) {
+    // Window classes: rejected drafts leave junk in their rows, which a
+    // later forward must overwrite before any query reads them.
+    for (size_t c = 0; c < pageWindows_.size(); ++c)
+      for (int64_t pos = from; pos < from + count; ++pos) {
+        auto at = windowRow(r, c, pos);
+        if (!at.ok())
+          return at.error();
+        POOLRT_TRY(write(*at, mix(0xDEADull, uint64_t(pos))));
+      }
     return Status::success();
+  }
   for (int64_t pos = from; pos < from + count; ++pos)
     for (const WindowProbe &w : windows_)
       POOLRT_TRY(write(w.planeOffset + (w.baseRow + w.params.index(stateId, pos)) * w.viewRowBytes,
@@ -475,7 +547,7 @@ Result<int64_t> ReferenceModel::forward(Request &r, int32_t stateId, int64_t sta
       r.tokens.push_back(next);
   }
   POOLRT_TRY(finish(stateId, acc));
-  POOLRT_TRY(junkRows(stateId, start + count, rejected));
+  POOLRT_TRY(junkRows(r, stateId, start + count, rejected));
   return next;
 }
 
@@ -489,6 +561,8 @@ Result<uint64_t> ReferenceModel::stateChecksum(const Request &r, int32_t stateId
   uint64_t h = mix(uint64_t(pos), acc.pageSum);
   h = mix(h, acc.windowSum);
   h = mix(h, acc.compSum);
+  for (uint64_t v : acc.winSum)
+    h = mix(h, v);
   for (uint64_t v : acc.recurrent)
     h = mix(h, v);
   for (const auto &ring : acc.conv)

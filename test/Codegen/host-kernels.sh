@@ -9,7 +9,13 @@ models=$2
 count=0
 failed=0
 for model in "$models"/*.yaml; do
-  for plan in "150GiB 256 6" "3GiB 8 3"; do
+  plans=("150GiB 256 6" "3GiB 8 3")
+  # Gemma 3 keeps 129-block window reserves of 6.8 MB per sequence: 256 of
+  # them pass 150 GiB (refused, models.test), so fewer sequences here.
+  case $(basename "$model") in
+    gemma-3-27b.yaml) plans=("150GiB 64 6" "12GiB 8 3") ;;
+  esac
+  for plan in "${plans[@]}"; do
     set -- $plan
     if ! "$checker" "$model" --budget "$1" --max-num-seqs "$2" --items "$3" \
         --seed $((count + 7)); then

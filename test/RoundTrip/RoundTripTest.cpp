@@ -132,7 +132,11 @@ TEST(RoundTrip, EveryBundledModelReadsBackAsTheCompilerWroteIt) {
                         {24 * GiB, 16, 1000}, {24 * GiB, 16, -1, true}};
   int checked = 0;
   for (const std::string &m : models)
-    for (const Plan &plan : plans) {
+    for (Plan plan : plans) {
+      // Gemma 3's window reserves (129 blocks of 6.8 MB per sequence) pass
+      // 150 GiB at 256 sequences (refused, models.test): 64 there.
+      if (m.find("gemma-3") != std::string::npos && plan.seqs == 256)
+        plan.seqs = 64;
       SCOPED_TRACE(m + " at " + std::to_string(plan.budget) + " B, " +
                    std::to_string(plan.seqs) + " seqs");
       Compiled c;

@@ -5,7 +5,8 @@
 
 Generates N random model declarations that the YAML reader accepts (a mix
 of explicit-bytes models, state arenas with fork / copy / no transfers,
-several STATE classes, a missing or a second PAGE class, and DeepSeek-V4
+several STATE classes, a missing or a second PAGE class (mostly a sliding
+or chunked window class: a hybrid model, refused beside state), and DeepSeek-V4
 style row spaces), compiles each for the host with a random budget, and
 then:
 
@@ -95,7 +96,18 @@ def explicit_model(rng, name):
             b = "2 * block_size * heads * 64 * sizeof(kv_dtype)"
         else:
             b = rng.choice([4096, 16384, 65536, 528384, 1 << 20])
-        classes.append({"name": f"kv{p}", "pool": "page", "bytes": b})
+        c = {"name": f"kv{p}", "pool": "page", "bytes": b}
+        # Window classes: usually the second PAGE class (a hybrid model),
+        # now and then the only one or both (refused: no full class).
+        if (p == 1 and rng.random() < 0.7) or (p == 0 and rng.random() < 0.05):
+            a = {"kind": rng.choice(["sliding", "chunked"]),
+                 "tokens": rng.choice([1, 7, 64, 128, 1024])}
+            if rng.random() < 0.3:
+                a["forward_tokens"] = rng.choice([1, 16, 512])
+            c["attention"] = a
+            if rng.random() < 0.5:
+                c["bytes"] = classes[0]["bytes"] if classes else b  # one block id space
+        classes.append(c)
     for s in range(rng.choices([0, 1, 2, 3], weights=[20, 55, 18, 7])[0]):
         cls = f"st{s}"
         c = {"name": cls, "pool": "state", "entries_per_req": rng.choice([1, 1, 1, 2, 3])}

@@ -1,6 +1,6 @@
 //===- WindowClassTest.cpp - Sliding / chunked PAGE classes: hit and release -===//
 //
-// The window rules of specs/semantics.md §14 as hand-computed vectors, then
+// The window rules of specs/window-classes.md as hand-computed vectors, then
 // the cache manager carrying them: which blocks a window class releases as
 // a request advances, which blocks a prefix hit needs (only the window's),
 // what eviction of an out-of-window block does to a later hit, the

@@ -247,8 +247,8 @@ struct Reference {
       }
     }
     for (const poolrt::SolvedClass &c : L.solved->classes) {
-      if (!c.isPage() || !c.regionOffset)
-        continue;
+      if (!c.isPage() || c.isWindow() || !c.regionOffset)
+        continue; // window classes have no block kernels
       int64_t per = c.entryBytes;
       if (L.rs)
         for (const poolrt::SolvedRowPlane &p : L.rs->planes)
@@ -678,17 +678,36 @@ void runReference(const KernelSpec &k, const MoveItems &m, SparseArena &arena,
                      m.src[i][s].end - m.src[i][s].begin);
     } else if (k.dst == mlir::pool::Space::Staging) {
       int64_t at = int64_t(i) * stride;
+      int64_t end = int64_t(i + 1) * stride, want = at;
+      for (Span s : m.src[i])
+        want += s.end - s.begin;
+      if (want != end) {
+        // Never copy past the item: a reference that disagrees with the
+        // kernel's stride is reported, not written out of bounds.
+        fail(k.name + ": the reference image of item " + std::to_string(i) +
+             " has " + std::to_string(want - at) +
+             " bytes, the kernel's staging stride is " + std::to_string(stride));
+        continue;
+      }
       for (Span s : m.src[i]) {
         std::memcpy(staging.data() + at, arena.base + s.begin, s.end - s.begin);
         at += s.end - s.begin;
       }
-      if (at != int64_t(i + 1) * stride)
+      if (at != end)
         fail(k.name + ": the reference image of item " + std::to_string(i) +
              " has " + std::to_string(at - int64_t(i) * stride) +
              " bytes, the kernel's staging stride is " +
              std::to_string(stride));
     } else {
-      int64_t at = int64_t(i) * stride;
+      int64_t at = int64_t(i) * stride, want = 0;
+      for (Span s : m.dst[i])
+        want += s.end - s.begin;
+      if (want != stride) {
+        fail(k.name + ": the reference scatter of item " + std::to_string(i) +
+             " has " + std::to_string(want) +
+             " bytes, the kernel's staging stride is " + std::to_string(stride));
+        continue;
+      }
       for (Span s : m.dst[i]) {
         std::memcpy(arena.base + s.begin, staging.data() + at, s.end - s.begin);
         at += s.end - s.begin;

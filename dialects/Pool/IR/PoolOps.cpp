@@ -319,5 +319,24 @@ LogicalResult EntryClassOp::verify() {
   if (isPage() && getTransfer())
     return emitOpError("'") << name
                             << "': a PAGE class has no state transfer";
+  if (auto a = getAttention()) {
+    if (!isPage())
+      return emitOpError("'") << name
+                              << "': only a PAGE class has an attention pattern";
+    if (*a != "full" && *a != "sliding" && *a != "chunked")
+      return emitOpError("'") << name << "': unknown attention '" << *a
+                              << "' (expected full, sliding or chunked)";
+  }
+  int64_t tokens = s64(getAttentionTokens()), fwd = s64(getForwardTokens());
+  if (isWindow() && tokens < 1)
+    return emitOpError("'") << name << "': " << *getAttention()
+                            << " attention needs tokens >= 1, got " << tokens;
+  if (!isWindow() && (tokens != 0 || fwd != 0))
+    return emitOpError("'") << name
+                            << "': attention tokens and forward_tokens belong "
+                               "to a sliding or chunked PAGE class";
+  if (fwd < 0)
+    return emitOpError("'") << name << "': forward_tokens must be >= 0, got "
+                            << fwd;
   return success();
 }

@@ -164,6 +164,14 @@ def Pool_EntryClassOp : Pool_Op<"entry_class", [HasParent<"ModelOp">]> {
     from `pool-layout-state-fields`;
     `entries`, `reserved_bytes` and `region_offset` from `pool-plan-pools`.
 
+    A PAGE class may declare its attention pattern: `attention` is
+    `"full"` (the default), `"sliding"` (a window of `attention_tokens`
+    tokens) or `"chunked"` (aligned chunks of `attention_tokens` tokens);
+    `forward_tokens` is the new tokens of one forward its reserve covers
+    (0: one window). `pool-plan-pools` solves a window class's
+    `reserve_blocks` and marks `shares_blocks` when it draws from the full
+    class's block id space (specs/window-classes.md).
+
     ```mlir
     pool.entry_class "state" "state" {derived, entries_per_req = 2 : i64,
                                        transfer = #pool.transfer<"fork", tokens = 1>}
@@ -177,6 +185,11 @@ def Pool_EntryClassOp : Pool_Op<"entry_class", [HasParent<"ModelOp">]> {
     DefaultValuedAttr<I64Attr, "0">:$entries_per_req,
     DefaultValuedAttr<I64Attr, "0">:$extra_entries,
     OptionalAttr<Pool_TransferAttr>:$transfer,
+    OptionalAttr<StrAttr>:$attention,
+    DefaultValuedAttr<I64Attr, "0">:$attention_tokens,
+    DefaultValuedAttr<I64Attr, "0">:$forward_tokens,
+    OptionalAttr<I64Attr>:$reserve_blocks,
+    UnitAttr:$shares_blocks,
     OptionalAttr<I64Attr>:$arena_bytes,
     OptionalAttr<I64Attr>:$entry_bytes,
     OptionalAttr<DenseI64ArrayAttr>:$checkpoint_ranges,
@@ -193,6 +206,10 @@ def Pool_EntryClassOp : Pool_Op<"entry_class", [HasParent<"ModelOp">]> {
   let extraClassDeclaration = [{
     bool isState() { return getPool() == "state"; }
     bool isPage() { return getPool() == "page"; }
+    /// A PAGE class with sliding or chunked attention.
+    bool isWindow() {
+      return isPage() && getAttention() && *getAttention() != "full";
+    }
   }];
 }
 

@@ -75,6 +75,13 @@ mlir::pool::importModelDecl(MLIRContext *ctx,
         return nullptr;
       attrs.push_back(attr("transfer", transfer));
     }
+    if (c.attention) {
+      attrs.push_back(attr("attention", b.getStringAttr(c.attention->kind)));
+      if (c.attention->tokens)
+        attrs.push_back(attr("attention_tokens", b.getI64IntegerAttr(c.attention->tokens)));
+      if (c.attention->forwardTokens)
+        attrs.push_back(attr("forward_tokens", b.getI64IntegerAttr(c.attention->forwardTokens)));
+    }
     EntryClassOp::create(b, loc(c.loc), TypeRange(), ValueRange(), attrs);
   }
   if (failed(verify(*module)))

@@ -56,6 +56,13 @@ struct TransferDecl {
   std::string layoutId;
 };
 
+/// A PAGE class's attention pattern (specs/model-format.md, "attention").
+struct AttentionDecl {
+  std::string kind; // full | sliding | chunked
+  int64_t tokens = 0;
+  int64_t forwardTokens = 0;
+};
+
 struct ClassDecl {
   std::string name;
   std::string pool; // page | state
@@ -64,6 +71,7 @@ struct ClassDecl {
   int64_t entriesPerReq = 0;
   int64_t extraEntries = 0;
   std::optional<TransferDecl> transfer;
+  std::optional<AttentionDecl> attention;
   SrcLoc loc;
 };
 

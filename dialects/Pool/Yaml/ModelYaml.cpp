@@ -432,7 +432,7 @@ public:
   ClassDecl readClass(const YAML::Node &n, const std::string &p) {
     checkMap(n, p,
              {"name", "pool", "bytes", "entries_per_req", "extra_entries",
-              "transfer"},
+              "transfer", "attention"},
              {"name", "pool", "bytes"});
     ClassDecl d;
     d.loc = locOf(n);
@@ -457,7 +457,37 @@ public:
       d.extraEntries = integer(n["extra_entries"], p + ".extra_entries", 0);
     if (n["transfer"])
       d.transfer = readTransfer(n["transfer"], p + ".transfer");
+    if (n["attention"]) {
+      if (d.pool != "page")
+        fail(n["attention"], p + ".attention",
+             "only a PAGE class has an attention pattern");
+      d.attention = readAttention(n["attention"], p + ".attention");
+    }
     return d;
+  }
+
+  /// A PAGE class's attention: full, or sliding / chunked with its tokens
+  /// (and optionally the forward its reserve covers).
+  AttentionDecl readAttention(const YAML::Node &a, const std::string &ap) {
+    checkMap(a, ap, {"kind", "tokens", "forward_tokens"}, {"kind"});
+    AttentionDecl ad;
+    ad.kind = str(a["kind"], ap + ".kind");
+    if (ad.kind == "full") {
+      if (a["tokens"] || a["forward_tokens"])
+        fail(a, ap, "full attention takes no tokens or forward_tokens");
+    } else if (ad.kind == "sliding" || ad.kind == "chunked") {
+      if (!a["tokens"])
+        fail(a, ap + ".tokens",
+             "required key is missing (the " + ad.kind + " window in tokens)");
+      ad.tokens = integer(a["tokens"], ap + ".tokens", 1);
+      if (a["forward_tokens"])
+        ad.forwardTokens = integer(a["forward_tokens"], ap + ".forward_tokens", 1);
+    } else {
+      fail(a["kind"], ap + ".kind",
+           "unknown attention kind '" + ad.kind +
+               "' (expected full, sliding or chunked)");
+    }
+    return ad;
   }
 
   /// A class's transfer: none, fork (tokens) or copy (layout_id), each

@@ -2,10 +2,10 @@
 //
 // A PAGE class's attention pattern decides which of a request's blocks a
 // forward reads, so which blocks it must hold, which it may release as the
-// request advances, and which a prefix hit must find (specs/semantics.md
-// §14, "Window classes"). These are the rules, as pure functions: the cache
-// manager, the compiler's sizing and the reference model all call them, and
-// the hand-computed vectors in test/Unit/WindowRulesTest.cpp pin them.
+// request advances, and which a prefix hit must find (specs/window-classes.md).
+// These are the rules, as pure functions: the cache manager, the compiler's
+// sizing and the reference model all call them, and the hand-computed
+// vectors in test/Unit/WindowClassTest.cpp pin them.
 //
 //   full      a query at position t reads [0, t].
 //   sliding W a query at t reads [max(0, t - (W - 1)), t]  (Mistral, Gemma 3,

@@ -178,7 +178,7 @@ struct BoundaryMove {
 constexpr int64_t kDefaultCheckpointInterval = 8192;
 
 /// A PAGE class with sliding-window or chunked attention beside the full
-/// class (specs/semantics.md §14). The full class keeps `blockTable`; each
+/// class (specs/window-classes.md). The full class keeps `blockTable`; each
 /// window class keeps a table of its own in Request::windowTables.
 struct WindowClassConfig {
   std::string name;
@@ -458,7 +458,7 @@ private:
   int64_t windowMargin_ = 0;
   /// Blocks of `pool` promised to window reserves and not yet held.
   int64_t windowDebt(const BlockPool *pool) const;
-  /// The largest hit <= `hit` every window class can resume (§14).
+  /// The largest hit <= `hit` every window class can resume (specs/window-classes.md).
   int64_t windowHit(const Request &r, int64_t hit);
   /// Whether every pool a window class draws from can back one more
   /// request's reserves, besides `fullBlocks` for the full class.

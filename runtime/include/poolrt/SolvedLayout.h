@@ -21,6 +21,7 @@
 #define POOLRT_SOLVEDLAYOUT_H
 
 #include "poolrt/Artifact.h"
+#include "poolrt/Attention.h"
 #include "poolrt/StateTransfer.h" // TransferKind
 #include "poolrt/Status.h"
 
@@ -80,6 +81,21 @@ struct SolvedTransfer {
 
 enum class PoolKind { Page, State };
 
+/// A window PAGE class's pattern and what the compiler solved for it
+/// (specs/window-classes.md). Only window classes (sliding, chunked) carry
+/// one; the full-attention PAGE class has none.
+struct SolvedAttention {
+  AttentionKind kind = AttentionKind::Sliding;
+  int64_t tokens = 0;        // W (sliding) or C (chunked)
+  int64_t forwardTokens = 0; // a forward's new tokens the reserve covers
+  int64_t reserveBlocks = 0; // blocks per running request
+  /// Draws its blocks from the full class's pool (one block id space; the
+  /// pages are the same size) instead of a pool of its own.
+  bool sharesBlocks = false;
+
+  AttentionPattern pattern() const { return {kind, tokens}; }
+};
+
 struct SolvedClass {
   std::string name;
   PoolKind pool = PoolKind::Page;
@@ -95,10 +111,12 @@ struct SolvedClass {
   int64_t requestGroups = 0;
   std::string bytesSource; // declared | derived | declared+derived
   std::optional<SolvedTransfer> transfer;
+  std::optional<SolvedAttention> attention; // window PAGE classes only
   std::optional<int64_t> regionOffset;
   bool needsRebase = false;
 
   bool isPage() const { return pool == PoolKind::Page; }
+  bool isWindow() const { return attention.has_value(); }
 };
 
 struct SolvedField {
@@ -251,8 +269,10 @@ struct SolvedLayout {
   std::string headerSection;
 
   const SolvedClass *classNamed(const std::string &name) const;
-  /// The PAGE class, or nullptr.
+  /// The (full-attention) PAGE class, or nullptr.
   const SolvedClass *page() const;
+  /// The window PAGE classes (sliding, chunked), in declaration order.
+  std::vector<const SolvedClass *> windowClasses() const;
   /// The STATE classes with a transfer declared (none, fork or copy).
   std::vector<const SolvedClass *> transferClasses() const;
   const SolvedArena *arenaOf(const std::string &className) const;

@@ -19,6 +19,7 @@
 #ifndef POOLRT_SUBPOOL_H
 #define POOLRT_SUBPOOL_H
 
+#include "poolrt/Attention.h"
 #include "poolrt/Status.h"
 
 #include <cstdint>
@@ -40,6 +41,11 @@ struct SubPoolSpec {
   int64_t entryBytes = 0;
   int64_t entriesPerReq = 0;
   int64_t extraEntries = 0;
+  /// PAGE classes: the attention pattern (full unless declared) and, for a
+  /// window pattern, the new tokens of one forward its reserve covers (0:
+  /// one window, or one chunk).
+  AttentionPattern attention;
+  int64_t forwardTokens = 0;
 
   static Result<SubPoolSpec> make(Pool pool, std::string name,
                                   int64_t entryBytes, int64_t entriesPerReq = 0,
@@ -68,6 +74,15 @@ struct PlannedClass {
   int64_t reservedBytes = 0;
   int64_t entriesPerReq = 0; // 0 for the PAGE class
   int64_t extraEntries = 0;
+  /// Window classes (planHybridPools): the pattern, the forward its
+  /// reserve covers, the reserve in blocks per running request, and
+  /// whether it shares the full class's block id space (then `entries` is
+  /// the full class's count and `reservedBytes` 0: its blocks are the full
+  /// class's bytes).
+  AttentionPattern attention;
+  int64_t forwardTokens = 0, reserveBlocks = 0;
+  bool sharesBlocks = false;
+  bool isWindow() const { return attention.isWindow(); }
 };
 
 /// The result of sizing: every class's count and bytes, in merge order.
@@ -94,6 +109,24 @@ public:
 /// reserves); STATE counts never depend on it.
 Result<PoolPlan> planPools(const std::vector<SubPoolSpec> &specs,
                            int64_t availableBytes, int64_t maxNumSeqs);
+
+/// What sizing window classes needs besides the specs.
+struct HybridGeometry {
+  int64_t blockSize = 0;
+  int64_t marginTokens = 0; // speculative drafts per step
+};
+
+/// Size a model with window PAGE classes (specs/window-classes.md, "Sizing"): one
+/// full-attention PAGE class, window classes beside it, no STATE class.
+/// Equal page sizes: one block id space of budget / bytes blocks, drawn on
+/// by every class (windows within their reserves). Otherwise each window
+/// class gets max_num_seqs x reserve blocks of its own, first, and the full
+/// class the rest. Without window classes this is planPools.
+Result<PoolPlan> planHybridPools(const std::vector<SubPoolSpec> &specs,
+                                 int64_t availableBytes, int64_t maxNumSeqs,
+                                 const HybridGeometry &geo);
+/// Whether `specs` declare a window PAGE class (then planHybridPools).
+bool hasWindowClass(const std::vector<SubPoolSpec> &specs);
 
 } // namespace poolrt
 

@@ -104,7 +104,7 @@ private:
   Status step(const Request &r, int32_t stateId, int64_t pos, int64_t token,
               Acc &acc, uint64_t &hidden);
   Status finish(int32_t stateId, const Acc &acc);
-  Status junkRows(int32_t stateId, int64_t from, int64_t count);
+  Status junkRows(const Request &r, int32_t stateId, int64_t from, int64_t count);
   int64_t cellOffset(const std::pair<int64_t, int64_t> &cell,
                      int64_t slotBeginRow) const;
 
@@ -115,6 +115,14 @@ private:
   int64_t blockSize_ = 0, window_ = 0;
   // Flat PAGE rows.
   int64_t pageRegion_ = 0, pageEntryBytes_ = 0, pageRowBytes_ = 0;
+  // Window PAGE classes (flat, beside the full class): a query reads the
+  // class's rows of [firstAttended(pos), pos] through its own table.
+  struct PageWindow {
+    AttentionPattern pattern;
+    int64_t region = 0, entryBytes = 0, rowBytes = 0;
+  };
+  std::vector<PageWindow> pageWindows_;
+  Result<int64_t> windowRow(const Request &r, size_t c, int64_t pos) const;
   // Flat state (fork classes).
   struct StateCell {
     int64_t offset = 0;  // from the group's start
