@@ -14,6 +14,7 @@ for model in "$models"/*.yaml; do
   # them pass 150 GiB (refused, models.test), so fewer sequences here.
   case $(basename "$model") in
     gemma-3-27b.yaml) plans=("150GiB 64 6" "12GiB 8 3") ;;
+    llama-4-scout.yaml) plans=("150GiB 32 6" "24GiB 8 3") ;; # 641-block reserves of 2.4 MB
   esac
   for plan in "${plans[@]}"; do
     set -- $plan

@@ -81,12 +81,17 @@ kernel_refused() { # NAME ARTIFACT KERNEL: must be refused, naming the fingerpri
 }
 for m in "${MODELS[@]}"; do
   n=$(basename "$m" .yaml)
-  # Per-model overrides for the serving test (none unless listed): Gemma 3
+  # Per-model overrides for the serving test (none unless listed); both
+# hybrids keep their structure at a size the trace passes. Gemma 3
   # at 4 GiB keeps 6 layers (1 global + 5 sliding) and a 128-token window,
   # so the trace's prompts pass the window and blocks are released.
   extra=()
   case $n in
     gemma-3-27b) extra=(--param layers=6 --param window=128) ;;
+    # Llama 4 at 4 GiB: 8 layers (2 global + 6 chunked), chunks of 64
+    # tokens, forwards of 32, two drafts per step (the release margin and
+    # the junk rows of rejected drafts).
+    llama-4-scout) extra=(--param layers=8 --param chunk=64 --param chunk_forward=32 --param num_spec=2) ;;
   esac
   "$POOLC" "$m" --budget "$BUDGET" --max-num-seqs "$SEQS" "${extra[@]}" --targets host -o "$WORK/$n.poolpack"
   read -r spec bs < <("$POOLC" "$m" --budget "$BUDGET" --max-num-seqs "$SEQS" "${extra[@]}" --emit=report | \
