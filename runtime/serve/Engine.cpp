@@ -577,6 +577,20 @@ Result<bool> Engine::step() {
     return scheduled.error();
   Batch batch = scheduled.take();
   Batch *b = &batch;
+  if (b->items.empty() && !running_.empty()) {
+    // Running requests always make progress (a decode can preempt, a
+    // window class's reserve backs its forwards): a run of empty passes
+    // means the cache manager's books disagree with its pools.
+    static constexpr int64_t kMaxIdlePasses = 10000;
+    if (++idlePasses_ > kMaxIdlePasses)
+      return Error{ErrorKind::Internal,
+                   "the scheduler ran nothing for " + std::to_string(kMaxIdlePasses) +
+                       " passes with " + std::to_string(running_.size()) +
+                       " running requests (the cache manager cannot serve "
+                       "their next forward)"};
+  } else {
+    idlePasses_ = 0;
+  }
   if (b->items.empty()) {
     if (running_.empty() && !waiting_.empty()) {
       // Nothing runs and the head cannot be admitted: after the pins of

@@ -194,6 +194,9 @@ private:
   std::vector<RequestOutcome> outcomes_;
   std::vector<double> overheadUs_;
   double deviceUs_ = 0; // this step's model and kernel time
+  /// Scheduling passes in a row that ran nothing while requests were
+  /// running: past a bound, a bookkeeping bug, reported instead of a hang.
+  int64_t idlePasses_ = 0;
   std::pair<bool, int64_t> lastStep_{false, 0};
   EngineSnapshot counters_;
   mutable std::mutex snapMutex_;
