@@ -93,6 +93,7 @@ json::Object classJson(const SolvedClass &c) {
                                   {"tokens", a->tokens},
                                   {"forward_tokens", a->forwardTokens},
                                   {"reserve_blocks", a->reserveBlocks},
+                                  {"cache_percent", a->cachePercent},
                                   {"shares_blocks", a->sharesBlocks}};
   return o;
 }

@@ -169,6 +169,7 @@ static poolrt::SolvedClass classOf(EntryClassOp c) {
     a.kind = *poolrt::parseAttentionKind(c.getAttention()->str());
     a.tokens = int64_t(c.getAttentionTokens());
     a.forwardTokens = int64_t(c.getForwardTokens());
+    a.cachePercent = int64_t(c.getCachePercent());
     a.reserveBlocks = int64_t(*c.getReserveBlocks());
     a.sharesBlocks = c.getSharesBlocks();
     cls.attention = a;

@@ -41,6 +41,7 @@ LogicalResult collectSpecs(ModelOp model, SmallVectorImpl<EntryClassOp> &ops,
           *poolrt::parseAttentionKind(cls.getAttention()->str()),
           int64_t(cls.getAttentionTokens())};
       spec.value().forwardTokens = int64_t(cls.getForwardTokens());
+      spec.value().cachePercent = int64_t(cls.getCachePercent());
     }
     specs.push_back(spec.value());
     ops.push_back(cls);
@@ -155,6 +156,8 @@ void recordPlan(ModelOp model, ArrayRef<EntryClassOp> ops, RowSpaceOp rowSpace,
     if (pc->isWindow()) {
       cls.setReserveBlocksAttr(b.getI64IntegerAttr(pc->reserveBlocks));
       cls.setForwardTokensAttr(b.getI64IntegerAttr(pc->forwardTokens));
+      if (pc->cachePercent)
+        cls.setCachePercentAttr(b.getI64IntegerAttr(pc->cachePercent));
       cls.setSharesBlocks(pc->sharesBlocks);
     }
     if (offset)

@@ -59,7 +59,8 @@ LogicalResult verifyModel(ModelOp model) {
       EntryClassOp f = g.decls.front();
       if (d.getAttention() != f.getAttention() ||
           d.getAttentionTokens() != f.getAttentionTokens() ||
-          d.getForwardTokens() != f.getForwardTokens())
+          d.getForwardTokens() != f.getForwardTokens() ||
+          d.getCachePercent() != f.getCachePercent())
         return d.emitOpError("entry class '")
                << name
                << "' is declared twice with different attention patterns";

@@ -312,6 +312,9 @@ SolvedClass readClass(Walker &w, const Json &c, const std::string &p) {
     at.tokens = w.integer(*a, ap, "tokens", 1);
     at.forwardTokens = w.integer(*a, ap, "forward_tokens", 1);
     at.reserveBlocks = w.integer(*a, ap, "reserve_blocks", 1);
+    at.cachePercent = w.integer(*a, ap, "cache_percent", 0);
+    if (at.cachePercent > 100 && !w.failed())
+      w.fail(Walker::join(ap, "cache_percent"), "is more than 100");
     at.sharesBlocks = w.boolean(*a, ap, "shares_blocks");
     if (x.pool != PoolKind::Page && !w.failed())
       w.fail(ap, "only a PAGE class has an attention pattern");

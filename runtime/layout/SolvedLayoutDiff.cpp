@@ -165,6 +165,7 @@ public:
     M(tokens, "tokens");
     M(forwardTokens, "forward_tokens");
     M(reserveBlocks, "reserve_blocks");
+    M(cachePercent, "cache_percent");
     M(sharesBlocks, "shares_blocks");
   }
   void cmp(const std::string &p, const SolvedClass &a, const SolvedClass &b) {

@@ -85,7 +85,7 @@ mergeSpecs(const std::vector<SubPoolSpec> &specs,
     }
     if (it->pool != s.pool || it->entriesPerReq != s.entriesPerReq ||
         it->extraEntries != s.extraEntries || !(it->attention == s.attention) ||
-        it->forwardTokens != s.forwardTokens) {
+        it->forwardTokens != s.forwardTokens || it->cachePercent != s.cachePercent) {
       if (clashIndex)
         *clashIndex = {first[it - merged.begin()], i};
       return Error::invalid("entry class '" + s.name +
@@ -317,6 +317,33 @@ Result<PoolPlan> planHybridPools(const std::vector<SubPoolSpec> &specs,
     return e;
   }
   int64_t remaining = availableBytes - floorBytes;
+  // Cache shares of window pools of their own, from what the reserves left.
+  int64_t percents = 0;
+  for (PlannedClass &c : plan.cls) {
+    const SubPoolSpec *s = nullptr;
+    for (const SubPoolSpec &m : *merged)
+      if (m.name == c.name)
+        s = &m;
+    if (!c.isWindow() || !s || s->cachePercent == 0)
+      continue;
+    c.cachePercent = s->cachePercent;
+    if (c.sharesBlocks)
+      continue; // one id space: every free block already caches for all
+    percents += s->cachePercent;
+    // remaining / 100 first: no overflow for any int64 budget.
+    int64_t share = remaining / 100 * s->cachePercent +
+                    remaining % 100 * s->cachePercent / 100;
+    int64_t extra = share / c.entryBytes;
+    c.entries += extra;
+    c.reservedBytes = c.entries * c.entryBytes; // <= availableBytes
+  }
+  if (percents > 100)
+    return Error::invalid("window classes' cache_percent add up to " +
+                          std::to_string(percents) + "%, more than the budget");
+  remaining = availableBytes;
+  for (const PlannedClass &c : plan.cls)
+    if (c.isWindow() && !c.sharesBlocks)
+      remaining -= c.reservedBytes; // their sum <= availableBytes
   int64_t blocks = remaining > 0 ? remaining / full.entryBytes : 0;
   if (shared) {
     // One request must fit: its window reserves and a block of its own.

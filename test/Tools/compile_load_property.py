@@ -104,6 +104,8 @@ def explicit_model(rng, name):
                  "tokens": rng.choice([1, 7, 64, 128, 1024])}
             if rng.random() < 0.3:
                 a["forward_tokens"] = rng.choice([1, 16, 512])
+            if rng.random() < 0.3:
+                a["cache_percent"] = rng.choice([0, 10, 50, 100])
             c["attention"] = a
             if rng.random() < 0.5:
                 c["bytes"] = classes[0]["bytes"] if classes else b  # one block id space

@@ -328,6 +328,12 @@ LogicalResult EntryClassOp::verify() {
                               << "' (expected full, sliding or chunked)";
   }
   int64_t tokens = s64(getAttentionTokens()), fwd = s64(getForwardTokens());
+  int64_t cache = s64(getCachePercent());
+  if (cache < 0 || cache > 100 || (cache != 0 && !isWindow()))
+    return emitOpError("'") << name
+                            << "': cache_percent is a window class's share of "
+                               "the budget, 0 to 100, got "
+                            << cache;
   if (isWindow() && tokens < 1)
     return emitOpError("'") << name << "': " << *getAttention()
                             << " attention needs tokens >= 1, got " << tokens;

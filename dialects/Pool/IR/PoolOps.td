@@ -168,7 +168,9 @@ def Pool_EntryClassOp : Pool_Op<"entry_class", [HasParent<"ModelOp">]> {
     `"full"` (the default), `"sliding"` (a window of `attention_tokens`
     tokens) or `"chunked"` (aligned chunks of `attention_tokens` tokens);
     `forward_tokens` is the new tokens of one forward its reserve covers
-    (0: one window). `pool-plan-pools` solves a window class's
+    (0: one window); `cache_percent` the share of the budget left after the
+    reserves that a window pool of its own gets to cache released blocks
+    in. `pool-plan-pools` solves a window class's
     `reserve_blocks` and marks `shares_blocks` when it draws from the full
     class's block id space (specs/window-classes.md).
 
@@ -188,6 +190,7 @@ def Pool_EntryClassOp : Pool_Op<"entry_class", [HasParent<"ModelOp">]> {
     OptionalAttr<StrAttr>:$attention,
     DefaultValuedAttr<I64Attr, "0">:$attention_tokens,
     DefaultValuedAttr<I64Attr, "0">:$forward_tokens,
+    DefaultValuedAttr<I64Attr, "0">:$cache_percent,
     OptionalAttr<I64Attr>:$reserve_blocks,
     UnitAttr:$shares_blocks,
     OptionalAttr<I64Attr>:$arena_bytes,

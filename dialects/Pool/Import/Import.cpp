@@ -81,6 +81,8 @@ mlir::pool::importModelDecl(MLIRContext *ctx,
         attrs.push_back(attr("attention_tokens", b.getI64IntegerAttr(c.attention->tokens)));
       if (c.attention->forwardTokens)
         attrs.push_back(attr("forward_tokens", b.getI64IntegerAttr(c.attention->forwardTokens)));
+      if (c.attention->cachePercent)
+        attrs.push_back(attr("cache_percent", b.getI64IntegerAttr(c.attention->cachePercent)));
     }
     EntryClassOp::create(b, loc(c.loc), TypeRange(), ValueRange(), attrs);
   }

@@ -61,6 +61,7 @@ struct AttentionDecl {
   std::string kind; // full | sliding | chunked
   int64_t tokens = 0;
   int64_t forwardTokens = 0;
+  int64_t cachePercent = 0;
 };
 
 struct ClassDecl {

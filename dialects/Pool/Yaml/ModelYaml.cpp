@@ -469,12 +469,12 @@ public:
   /// A PAGE class's attention: full, or sliding / chunked with its tokens
   /// (and optionally the forward its reserve covers).
   AttentionDecl readAttention(const YAML::Node &a, const std::string &ap) {
-    checkMap(a, ap, {"kind", "tokens", "forward_tokens"}, {"kind"});
+    checkMap(a, ap, {"kind", "tokens", "forward_tokens", "cache_percent"}, {"kind"});
     AttentionDecl ad;
     ad.kind = str(a["kind"], ap + ".kind");
     if (ad.kind == "full") {
-      if (a["tokens"] || a["forward_tokens"])
-        fail(a, ap, "full attention takes no tokens or forward_tokens");
+      if (a["tokens"] || a["forward_tokens"] || a["cache_percent"])
+        fail(a, ap, "full attention takes no tokens, forward_tokens or cache_percent");
     } else if (ad.kind == "sliding" || ad.kind == "chunked") {
       if (!a["tokens"])
         fail(a, ap + ".tokens",
@@ -482,6 +482,13 @@ public:
       ad.tokens = integer(a["tokens"], ap + ".tokens", 1);
       if (a["forward_tokens"])
         ad.forwardTokens = integer(a["forward_tokens"], ap + ".forward_tokens", 1);
+      if (a["cache_percent"]) {
+        ad.cachePercent = integer(a["cache_percent"], ap + ".cache_percent", 0);
+        if (ad.cachePercent > 100)
+          fail(a["cache_percent"], ap + ".cache_percent",
+               "a percentage of the budget, at most 100, got " +
+                   std::to_string(ad.cachePercent));
+      }
     } else {
       fail(a["kind"], ap + ".kind",
            "unknown attention kind '" + ad.kind +

@@ -89,6 +89,7 @@ struct SolvedAttention {
   int64_t tokens = 0;        // W (sliding) or C (chunked)
   int64_t forwardTokens = 0; // a forward's new tokens the reserve covers
   int64_t reserveBlocks = 0; // blocks per running request
+  int64_t cachePercent = 0;  // its pool's share of the budget past reserves
   /// Draws its blocks from the full class's pool (one block id space; the
   /// pages are the same size) instead of a pool of its own.
   bool sharesBlocks = false;

@@ -46,6 +46,10 @@ struct SubPoolSpec {
   /// one window, or one chunk).
   AttentionPattern attention;
   int64_t forwardTokens = 0;
+  /// A window class with a pool of its own: the percentage of the budget
+  /// left after every reserve it gets on top of its reserves, to cache the
+  /// blocks requests release (0: reserves only).
+  int64_t cachePercent = 0;
 
   static Result<SubPoolSpec> make(Pool pool, std::string name,
                                   int64_t entryBytes, int64_t entriesPerReq = 0,
@@ -80,7 +84,7 @@ struct PlannedClass {
   /// the full class's count and `reservedBytes` 0: its blocks are the full
   /// class's bytes).
   AttentionPattern attention;
-  int64_t forwardTokens = 0, reserveBlocks = 0;
+  int64_t forwardTokens = 0, reserveBlocks = 0, cachePercent = 0;
   bool sharesBlocks = false;
   bool isWindow() const { return attention.isWindow(); }
 };
