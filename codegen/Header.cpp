@@ -347,10 +347,14 @@ static LogicalResult emitServingView(ModelOp model, const std::string &ns,
        << "constexpr i64 kPageRegionOffset = " << page->regionOffset.value_or(0)
        << "LL;\n";
   // The state a request holds: the slot class of a row space, else the
+  // first class of the request's group (specs/state-classes.md), else the
   // first STATE class with request groups.
   const poolrt::SolvedClass *state = nullptr;
+  std::vector<const poolrt::SolvedClass *> group = L.groupClasses();
   if (L.rowSpace)
     state = L.classNamed(L.rowSpace->slotClass);
+  if (!state && !group.empty())
+    state = group[0];
   for (const poolrt::SolvedClass &c : L.classes)
     if (!state && !c.isPage() && c.requestGroups > 0)
       state = &c;
@@ -373,8 +377,12 @@ static LogicalResult emitServingView(ModelOp model, const std::string &ns,
   int64_t stride = !state ? 0
                    : arena && arena->slotStride ? *arena->slotStride
                                                 : state->entryBytes;
-  os << "constexpr i64 kStateGroups = " << (state ? state->requestGroups : 0)
-     << "LL;\n"
+  // A group spanning several classes: as many groups as the fewest class
+  // holds (the runtime's count, SolvedLayout::stateGroupCount).
+  int64_t groups = !state ? 0
+                   : group.size() > 1 ? L.stateGroupCount()
+                                      : state->requestGroups;
+  os << "constexpr i64 kStateGroups = " << groups << "LL;\n"
      << "constexpr i64 kStateRegionOffset = "
      << (state ? state->regionOffset.value_or(0) : 0) << "LL;\n"
      << "// bytes of one request's group: entries_per_req entries of the slot "
@@ -382,6 +390,22 @@ static LogicalResult emitServingView(ModelOp model, const std::string &ns,
      << "constexpr i64 kStateGroupBytes = "
      << (state ? std::max<int64_t>(1, state->entriesPerReq) * stride : 0)
      << "LL;\n";
+  // Every class of the request's group: group g of class c starts at
+  // region + g * group_bytes (specs/state-classes.md).
+  os << "struct StateGroupClassView {\n  i64 region_offset, group_bytes, "
+        "request_groups;\n};\n";
+  std::vector<const poolrt::SolvedClass *> flatGroup;
+  if (!L.rowSpace)
+    flatGroup = group;
+  table(os, "StateGroupClassView", "StateGroupClasses", flatGroup.size(),
+        [&](size_t i) {
+          const poolrt::SolvedClass &c = *flatGroup[i];
+          const poolrt::SolvedArena *a = L.arenaOf(c.name);
+          int64_t st = a && a->slotStride ? *a->slotStride : c.entryBytes;
+          os << c.regionOffset.value_or(0) << "LL, "
+             << std::max<int64_t>(1, c.entriesPerReq) * st << "LL, "
+             << c.requestGroups << "LL";
+        });
   os << "// offset: in an entry (flat) or from the slot start in its plane (row "
         "space)\n"
      << "struct FieldView {\n  i64 offset, layer_bytes, layers, plane, "

@@ -4,6 +4,8 @@
 
 #include "poolrt/Kernels.h"
 
+#include <algorithm>
+
 namespace poolrt {
 
 namespace {
@@ -49,10 +51,22 @@ Result<CacheManagerConfig> cacheManagerConfig(const SolvedLayout &layout,
         {w->name, a.pattern(), a.sharesBlocks ? 0 : w->entries, a.reserveBlocks});
   }
   c.windowMarginTokens = geo.specDepth;
-  std::vector<const SolvedClass *> stateful = layout.transferClasses();
-  if (stateful.size() > 1)
-    return bad("more than one STATE class with a transfer ('" +
-               stateful[1]->name + "')");
+  // A request's state group spans every STATE class with a transfer
+  // (specs/state-classes.md): several classes must all fork, outside a row
+  // space, and then move as one group with the largest successor room.
+  std::vector<const SolvedClass *> stateful = layout.groupClasses();
+  if (stateful.size() > 1) {
+    if (layout.rowSpace)
+      return bad("more than one STATE class with a transfer ('" +
+                 stateful[1]->name + "') in a row-space model");
+    for (const SolvedClass *s : stateful)
+      if (s->transfer->kind != TransferKind::Fork)
+        return bad("STATE class '" + s->name + "' has a " +
+                   std::string(s->transfer->kind == TransferKind::Copy ? "copy"
+                                                                       : "none") +
+                   " transfer beside another STATE class with a transfer "
+                   "(several classes share a request's group only as forks)");
+  }
   const SolvedClass *state = stateful.empty() ? nullptr : stateful[0];
   c.numBlocks = page->entries;
 
@@ -60,18 +74,23 @@ Result<CacheManagerConfig> cacheManagerConfig(const SolvedLayout &layout,
   // performs with a kernel needs that kernel (a bare report has none).
   bool artifact = !layout.kernels.empty();
   if (state) {
-    c.numGroups = state->requestGroups;
+    c.numGroups = layout.stateGroupCount();
     const SolvedTransfer &t = *state->transfer;
     if (artifact && t.kind == TransferKind::Copy &&
         (!layout.kernelByKind("image_store") || !layout.kernelByKind("image_restore")))
       return bad("STATE class '" + state->name + "' has a copy transfer, but the "
                  "artifact has no image_store / image_restore kernel");
-    if (artifact && t.kind == TransferKind::Fork && state->requestGroups > 0 &&
-        !layout.kernelByKind("group_copy"))
-      return bad("STATE class '" + state->name + "' forks state groups, but the "
-                 "artifact has no group_copy kernel");
+    if (artifact && t.kind == TransferKind::Fork && c.numGroups > 0)
+      for (const SolvedClass *s : stateful)
+        if (!layout.groupCopyKernelOf(s->name))
+          return bad("STATE class '" + s->name + "' forks state groups, but the "
+                     "artifact has no group_copy kernel for it (pool_group_copy_" +
+                     s->name + ")");
     if (t.kind == TransferKind::Fork) {
-      auto tr = StateTransfer::fork(t.tokens);
+      int64_t room = 0;
+      for (const SolvedClass *s : stateful)
+        room = std::max(room, s->transfer->tokens);
+      auto tr = StateTransfer::fork(room);
       if (!tr.ok())
         return tr.error();
       c.transfer = *tr;

@@ -18,6 +18,9 @@
 
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
+
+#include <algorithm>
 #include <cmath>
 #include <limits>
 
@@ -837,6 +840,23 @@ std::vector<const SolvedClass *> SolvedLayout::transferClasses() const {
     if (!c.isPage() && c.transfer)
       out.push_back(&c);
   return out;
+}
+
+int64_t SolvedLayout::stateGroupCount() const {
+  std::vector<const SolvedClass *> g = groupClasses();
+  if (g.empty())
+    return 0;
+  int64_t n = g[0]->requestGroups;
+  for (const SolvedClass *c : g)
+    n = std::min(n, c->requestGroups);
+  return n;
+}
+
+const KernelInfo *SolvedLayout::groupCopyKernelOf(const std::string &className) const {
+  for (const KernelInfo &k : kernels)
+    if (k.kind == "group_copy" && k.name == "pool_group_copy_" + className)
+      return &k;
+  return nullptr;
 }
 
 const SolvedArena *SolvedLayout::arenaOf(const std::string &className) const {

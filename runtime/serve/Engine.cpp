@@ -116,7 +116,9 @@ Result<std::unique_ptr<Engine>> Engine::create(const Artifact &artifact,
   e->launcher_ = std::make_unique<KernelLauncher>(device, e->arena_->base());
   e->imageStore_ = L.kernelByKind("image_store");
   e->imageRestore_ = L.kernelByKind("image_restore");
-  e->groupCopy_ = L.kernelByKind("group_copy");
+  for (const SolvedClass *c : L.groupClasses())
+    if (const KernelInfo *k = L.groupCopyKernelOf(c->name))
+      e->groupCopies_.push_back(k);
   e->blockCopy_ = L.kernelByKind("block_copy");
   e->slotCopy_ = L.kernelByKind("slot_copy");
   if (options.boundaryChurn < 0)
@@ -128,8 +130,10 @@ Result<std::unique_ptr<Engine>> Engine::create(const Artifact &artifact,
   if (cfg->pagedCheckpoints && (!e->imageStore_ || !e->imageRestore_))
     return Error::invalid("the artifact keeps PAGE-unit checkpoints but has no "
                           "image_store / image_restore kernel");
-  if (e->stateful_ && cfg->transfer.forks() && !e->groupCopy_)
-    return Error::invalid("the artifact forks state groups but has no group_copy kernel");
+  if (e->stateful_ && cfg->transfer.forks() &&
+      e->groupCopies_.size() != L.groupClasses().size())
+    return Error::invalid("the artifact forks state groups but lacks a group_copy "
+                          "kernel of one of its STATE classes");
   if (!options.modelKernel.empty()) {
     auto kernel = KernelModel::load(options.modelKernel, L, device, e->arena_->base());
     if (!kernel.ok())
@@ -397,10 +401,11 @@ Status Engine::forkCopy(Seq &s) {
   // The forward after a fork reads the source and writes the new group:
   // the generated group copy moves the state over, then the request owns
   // its group alone (the source stays pinned until the pins drain).
-  Status st = launch(*groupCopy_, {cache_->slotKernelId(src),
-                                  cache_->slotKernelId(dst)});
-  if (!st.ok())
-    return st;
+  for (const KernelInfo *k : groupCopies_) {
+    Status st = launch(*k, {cache_->slotKernelId(src), cache_->slotKernelId(dst)});
+    if (!st.ok())
+      return st;
+  }
   s.req.state.forkSource = GroupId();
   ++counters_.forkCopies;
   return Status::success();

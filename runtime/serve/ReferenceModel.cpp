@@ -212,16 +212,18 @@ Status ReferenceModel::setUpFlat(const SolvedLayout &layout, const SolvedClass &
                          "': a row narrower than 8 bytes or an empty window");
     pageWindows_.push_back(pw);
   }
-  for (const SolvedClass &c : layout.classes) {
-    if (c.isPage() || c.requestGroups < 1)
+  // Every class of the request's group holds state the forward carries
+  // (specs/state-classes.md): probe cells in each, so a fork that leaves
+  // one class's entries behind changes the outputs.
+  for (const SolvedClass *c : layout.groupClasses()) {
+    if (c->requestGroups < 1)
       continue;
-    const SolvedArena *arena = layout.arenaOf(c.name);
+    const SolvedArena *arena = layout.arenaOf(c->name);
     if (!arena || arena->fields.empty())
-      return layoutError("state class '" + c.name + "' has no fields");
-    int64_t stride = arena->slotStride.value_or(c.entryBytes);
+      return layoutError("state class '" + c->name + "' has no fields");
+    int64_t stride = arena->slotStride.value_or(c->entryBytes);
     kind_ = Kind::FlatState;
-    stateRegion_ = c.regionOffset.value_or(0);
-    groupBytes_ = std::max<int64_t>(1, c.entriesPerReq) * stride;
+    size_t before = stateCells_.size();
     for (size_t i = 0; i < arena->fields.size(); ++i) {
       const SolvedField &f = arena->fields[i];
       if (f.layers < 1)
@@ -231,15 +233,16 @@ Status ReferenceModel::setUpFlat(const SolvedLayout &layout, const SolvedClass &
         continue;
       for (int64_t l : probeLayers(f.layers)) {
         StateCell cell;
+        cell.region = c->regionOffset.value_or(0);
+        cell.groupBytes = std::max<int64_t>(1, c->entriesPerReq) * stride;
         cell.offset = f.offset + l * layerBytes;
         cell.ring = std::min<int64_t>(3, layerBytes / 8 - 1);
         stateCells_.push_back(cell);
       }
     }
-    if (stateCells_.empty())
-      return layoutError("state class '" + c.name +
+    if (stateCells_.size() == before)
+      return layoutError("state class '" + c->name +
                          "' has no field wide enough for the probes");
-    break;
   }
   return Status::success();
 }
@@ -337,8 +340,8 @@ Status ReferenceModel::begin(const Request &r, int32_t stateId, int64_t pos,
     if (kind_ == Kind::FlatState) {
       acc.recurrent.assign(stateCells_.size(), 0);
       acc.conv.assign(stateCells_.size(), {});
-      int64_t group = stateRegion_ + int64_t(stateId) * groupBytes_;
       for (size_t c = 0; c < stateCells_.size(); ++c) {
+        int64_t group = stateCells_[c].at(stateId) - stateCells_[c].offset;
         acc.conv[c].assign(size_t(stateCells_[c].ring), 0);
         if (pos == 0)
           continue; // a cold request starts from zero
@@ -476,8 +479,8 @@ Status ReferenceModel::step(const Request &r, int32_t stateId, int64_t pos,
 
 Status ReferenceModel::finish(int32_t stateId, const Acc &acc) {
   if (kind_ == Kind::FlatState) {
-    int64_t group = stateRegion_ + int64_t(stateId) * groupBytes_;
     for (size_t c = 0; c < stateCells_.size(); ++c) {
+      int64_t group = stateCells_[c].at(stateId) - stateCells_[c].offset;
       POOLRT_TRY(write(group + stateCells_[c].offset, acc.recurrent[c]));
       for (int64_t j = 0; j < stateCells_[c].ring; ++j)
         POOLRT_TRY(write(group + stateCells_[c].offset + 8 * (j + 1), acc.conv[c][size_t(j)]));

@@ -20,7 +20,9 @@ POOLC=$1 SERVE=$2 PYPATH=$3 WORK=$4
 shift 4
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 MODELS=("$@")
-[ ${#MODELS[@]} -gt 0 ] || MODELS=("$ROOT"/models/*.yaml)
+# The bundled models, and the serving test's own (test/Serve/Inputs: a
+# model with two STATE classes in one request group).
+[ ${#MODELS[@]} -gt 0 ] || MODELS=("$ROOT"/models/*.yaml "$ROOT"/test/Serve/Inputs/*.yaml)
 BUDGET=${BUDGET:-4GiB} SEQS=${SEQS:-16} KERNEL_DIR=${KERNEL_DIR:-}
 DEFAULT_TRACE=multi-turn:conversations=250,turns=4,system-tokens=256,user-max=96,output-max=32
 TRACE=${TRACE:-$DEFAULT_TRACE}
@@ -108,8 +110,9 @@ for m in "${MODELS[@]}"; do
   compare "$n" "$WORK/$n.poolpack" "$spec" same
   if [ -n "$KERNEL_DIR" ] && [ -f "$KERNEL_DIR/libpoolmodel-$n.so" ]; then
     kernel_run "$n" "$WORK/$n.poolpack" "$spec" "$KERNEL_DIR/libpoolmodel-$n.so"
-  elif [ -n "$KERNEL_DIR" ]; then
-    # Only models with window classes have no kernel (models/reference).
+  elif [ -n "$KERNEL_DIR" ] && [ "$(dirname "$m")" = "$ROOT/models" ]; then
+    # Only models with window classes have no kernel (models/reference
+    # builds one per bundled model).
     if ! grep -Eq 'attention:.*kind: *(sliding|chunked)' "$m"; then
       echo "$n: no model kernel was built"; failed=1
     else
@@ -157,5 +160,13 @@ if [ -f "$WORK/qwen3.5-27b.poolpack" ]; then
   compare qwen-moved-region "$WORK/qwen-moved-region.poolpack" 0 differ
   [ -n "$KERNEL_DIR" ] && kernel_refused qwen-moved-region "$WORK/qwen-moved-region.poolpack" \
     "$KERNEL_DIR/libpoolmodel-qwen3.5-27b.so"
+fi
+# Two STATE classes in one group: the second class's region moved (its
+# layout fingerprint dropped) must change the outputs, so the reference
+# model reads, and the engine forks, the second class too.
+if [ -f "$WORK/jamba-split-state.poolpack" ]; then
+  python3 "$ROOT/test/Serve/mutate_artifact.py" "$PYPATH" "$WORK/jamba-split-state.poolpack" \
+    "$WORK/split-moved-ssm.poolpack" region ssm -4096
+  compare split-moved-ssm "$WORK/split-moved-ssm.poolpack" 0 differ
 fi
 exit $failed

@@ -324,3 +324,73 @@ TEST(Setup, IntegersOneBelowTheirMinimumAreRefused) {
             std::string::npos)
       << L.error().message;
 }
+
+namespace {
+
+/// forkManifest with a second fork class "ssm" (room `tokens`, kind
+/// `kind`): 10 entries of 4096 B, 2 per request, 5 request groups, after
+/// the first class's region.
+Json twoClassManifest(const std::string &kind = "fork", int64_t tokens = 3) {
+  Json m = forkManifest();
+  Json &layout = m["layout"];
+  Json ssm = forkClass();
+  ssm["name"] = "ssm";
+  ssm["entries"] = 10;
+  ssm["entry_bytes"] = 4096;
+  ssm["reserved_bytes"] = 10 * 4096;
+  ssm["entries_per_req"] = 2;
+  ssm["extra_entries"] = 2;
+  ssm["request_groups"] = 5;
+  ssm["region_offset"] = 409600 + 12 * 8192;
+  if (kind == "fork")
+    ssm["transfer"] = {{"kind", "fork"}, {"tokens", tokens}};
+  else if (kind == "copy")
+    ssm["transfer"] = {{"kind", "copy"}, {"layout_id", "x"}};
+  else
+    ssm["transfer"] = {{"kind", "none"}};
+  layout["entry_classes"].push_back(ssm);
+  int64_t total = 409600 + 12 * 8192 + 10 * 4096;
+  layout["total_reserved_bytes"] = total;
+  layout["allocation_bytes"] = total;
+  return m;
+}
+
+} // namespace
+
+// specs/state-classes.md: several fork classes are one request group that
+// forks with the largest room and has the fewest class's groups.
+TEST(Setup, SeveralForkClassesShareOneGroup) {
+  for (int64_t room : {3, 1}) {
+    auto c = cacheManagerConfig(withManifest(twoClassManifest("fork", room).dump()));
+    ASSERT_TRUE(c.ok()) << c.error().message;
+    EXPECT_TRUE(c->transfer.forks());
+    EXPECT_EQ(c->transfer.forkTokens(), std::max<int64_t>(room, 1)) << room;
+    EXPECT_EQ(c->numGroups, 4); // min(state: 4, ssm: 5)
+    EXPECT_TRUE(CacheManager::create(*c).ok());
+  }
+  auto layout = readSolvedLayout(withManifest(twoClassManifest().dump()));
+  ASSERT_TRUE(layout.ok()) << layout.error().message;
+  ASSERT_EQ(layout->groupClasses().size(), 2u);
+  EXPECT_EQ(layout->groupClasses()[1]->name, "ssm");
+  EXPECT_EQ(layout->stateGroupCount(), 4);
+}
+
+TEST(Setup, ACopyOrNoneBesideAForkIsRefused) {
+  std::string copy = errorOf(twoClassManifest("copy"));
+  EXPECT_NE(copy.find("STATE class 'ssm' has a copy transfer beside another"),
+            std::string::npos) << copy;
+  std::string none = errorOf(twoClassManifest("none"));
+  EXPECT_NE(none.find("STATE class 'ssm' has a none transfer beside another"),
+            std::string::npos) << none;
+}
+
+// An artifact (one with kernels) must carry every class's group copy: the
+// engine forks each class's entries with its own.
+TEST(Setup, EveryForkClassNeedsItsGroupCopyKernel) {
+  Json m = twoClassManifest();
+  m["kernels"] = Json::array({gatherKernel(0)});
+  std::string e = errorOf(m);
+  EXPECT_NE(e.find("STATE class 'state' forks state groups, but the artifact has "
+                   "no group_copy kernel for it (pool_group_copy_state)"),
+            std::string::npos) << e;
+}

@@ -276,6 +276,17 @@ struct SolvedLayout {
   std::vector<const SolvedClass *> windowClasses() const;
   /// The STATE classes with a transfer declared (none, fork or copy).
   std::vector<const SolvedClass *> transferClasses() const;
+  /// The STATE classes a request's state group spans (specs/state-classes.md):
+  /// every class with a transfer. Group g is entries [g*epr, (g+1)*epr) of
+  /// each (epr: its entries_per_req), so one id addresses all of them and
+  /// they are checkpointed, forked and resumed together.
+  std::vector<const SolvedClass *> groupClasses() const { return transferClasses(); }
+  /// Groups a request can hold: the fewest request groups of groupClasses()
+  /// (0 without one).
+  int64_t stateGroupCount() const;
+  /// The group_copy kernel of STATE class `className` (its name is
+  /// pool_group_copy_<class>), or nullptr.
+  const KernelInfo *groupCopyKernelOf(const std::string &className) const;
   const SolvedArena *arenaOf(const std::string &className) const;
   const SolvedField *field(const std::string &name,
                            const SolvedArena **arena = nullptr) const;

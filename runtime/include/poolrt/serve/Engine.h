@@ -184,7 +184,10 @@ private:
   std::unique_ptr<CacheManager> cache_;
   std::unique_ptr<Model> model_;
   const KernelInfo *imageStore_ = nullptr, *imageRestore_ = nullptr,
-                   *groupCopy_ = nullptr, *blockCopy_ = nullptr, *slotCopy_ = nullptr;
+                   *blockCopy_ = nullptr, *slotCopy_ = nullptr;
+  /// One group_copy per STATE class of the request's group (a fork copies
+  /// every class's entries of the source group).
+  std::vector<const KernelInfo *> groupCopies_;
   bool stateful_ = false;
   int64_t maxNumSeqs_ = 0, tokenLimit_ = 0, blockSize_ = 0;
 

@@ -123,13 +123,17 @@ private:
   };
   std::vector<PageWindow> pageWindows_;
   Result<int64_t> windowRow(const Request &r, size_t c, int64_t pos) const;
-  // Flat state (fork classes).
+  // Flat state: cells in every STATE class of the request's group.
   struct StateCell {
-    int64_t offset = 0;  // from the group's start
-    int64_t ring = 0;    // conv cells after the recurrent one
+    int64_t region = 0;     // the class's region
+    int64_t groupBytes = 0; // one group of the class: entries_per_req entries
+    int64_t offset = 0;     // from the group's start
+    int64_t ring = 0;       // conv cells after the recurrent one
+    int64_t at(int32_t stateId) const {
+      return region + int64_t(stateId) * groupBytes + offset;
+    }
   };
   std::vector<StateCell> stateCells_;
-  int64_t stateRegion_ = 0, groupBytes_ = 0;
   // Row space.
   std::optional<RowSpaceGeometry> geo_;
   int64_t plane0_ = 0, row0_ = 0; // plane 0's offset and row bytes
