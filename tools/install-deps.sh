@@ -9,6 +9,7 @@ PKGS=(
   pybind11-dev python3-dev python3-pytest python3-numpy python3-mypy python3-venv python3-wheel
   libclang-rt-22-dev libfuzzer-22-dev
   libcpp-httplib-dev libcli11-dev python3-prometheus-client
+  libhiredis-dev redis-server
 )
 missing=()
 for p in "${PKGS[@]}"; do

@@ -1,0 +1,444 @@
+//===- Tier.cpp - Tier objects, geometry, host memory and stacking --------===//
+
+#include "poolrt/Tier.h"
+
+#include "poolrt/SolvedLayout.h"
+
+#include <xxhash.h>
+
+#include <cctype>
+#include <climits>
+#include <cstdlib>
+#include <cstring>
+#include <list>
+#include <unordered_map>
+
+namespace poolrt {
+
+const char *tierFaultName(TierFault f) {
+  switch (f) {
+  case TierFault::None: return "none";
+  case TierFault::NotFound: return "not found";
+  case TierFault::Corrupt: return "corrupt";
+  case TierFault::Mismatch: return "mismatch";
+  case TierFault::Unavailable: return "unavailable";
+  case TierFault::Full: return "full";
+  case TierFault::TooLarge: return "too large";
+  case TierFault::Invalid: return "invalid";
+  }
+  return "?";
+}
+
+TierBackend::~TierBackend() = default;
+
+// --- geometry ---------------------------------------------------------------
+
+Result<TierGeometry> tierGeometryOf(const SolvedLayout &layout) {
+  TierGeometry g;
+  g.layoutFingerprint = layout.layoutFingerprint;
+  g.blockSize = layout.geometry.blockSize;
+  if (!layout.windowClasses().empty())
+    return Error::invalid("tier: window classes are not offloaded yet (the "
+                          "artifact has no block kernels for them)");
+  const KernelInfo *gather = layout.kernelByKind("block_gather");
+  if (!gather || gather->itemBytes < 1)
+    return Error::invalid("tier: the artifact has no block_gather kernel (a "
+                          "block's PAGE KV cannot be gathered)");
+  g.kvBlockBytes = gather->itemBytes;
+  std::vector<const SolvedClass *> state = layout.groupClasses();
+  if (!state.empty() && state[0]->transfer->kind == TransferKind::Copy) {
+    const KernelInfo *image = layout.kernelByKind("image_gather");
+    if (!image || image->itemBytes < 1)
+      return Error::invalid("tier: a copy STATE class without an image_gather "
+                            "kernel (its checkpoint cannot be gathered)");
+    g.checkpointBytes = image->itemBytes;
+  } else {
+    for (const SolvedClass *c : state) {
+      if (c->transfer->kind != TransferKind::Fork)
+        continue;
+      const KernelInfo *k = layout.groupCopyKernelOf(c->name);
+      if (!k || k->itemBytes < 1)
+        return Error::invalid("tier: fork STATE class '" + c->name +
+                              "' has no group_copy kernel");
+      g.checkpointBytes += k->itemBytes;
+    }
+  }
+  return g;
+}
+
+// --- keys and objects -------------------------------------------------------
+
+static std::string hex16(uint64_t v) {
+  static const char *d = "0123456789abcdef";
+  std::string s(16, '0');
+  for (int i = 15; i >= 0; --i, v >>= 4)
+    s[size_t(i)] = d[v & 15];
+  return s;
+}
+
+std::string TierKey::prefix(uint64_t fingerprint) {
+  return "poolc/" + hex16(fingerprint) + "/";
+}
+
+std::string TierKey::text() const { return prefix(layoutFingerprint) + hex16(blockHash); }
+
+bool validTierKey(const std::string &key) {
+  if (key.empty() || key.size() > 200)
+    return false;
+  for (char c : key)
+    if (!(std::isalnum(static_cast<unsigned char>(c)) || c == '/' || c == '.' ||
+          c == '-'))
+      return false;
+  return key.find("..") == std::string::npos;
+}
+
+namespace {
+
+void put32(std::string &s, size_t at, uint32_t v) {
+  for (int i = 0; i < 4; ++i)
+    s[at + size_t(i)] = char((v >> (8 * i)) & 0xff);
+}
+void put64(std::string &s, size_t at, uint64_t v) {
+  for (int i = 0; i < 8; ++i)
+    s[at + size_t(i)] = char((v >> (8 * i)) & 0xff);
+}
+uint32_t get32(std::string_view s, size_t at) {
+  uint32_t v = 0;
+  for (int i = 3; i >= 0; --i)
+    v = (v << 8) | uint8_t(s[at + size_t(i)]);
+  return v;
+}
+uint64_t get64(std::string_view s, size_t at) {
+  uint64_t v = 0;
+  for (int i = 7; i >= 0; --i)
+    v = (v << 8) | uint8_t(s[at + size_t(i)]);
+  return v;
+}
+constexpr char kMagic[8] = {'P', 'C', 'T', 'I', 'E', 'R', '0', '1'};
+
+uint64_t payloadSum(std::string_view kv, std::string_view ck, uint64_t seed) {
+  XXH64_state_t *st = XXH64_createState();
+  XXH64_reset(st, seed);
+  XXH64_update(st, kv.data(), kv.size());
+  XXH64_update(st, ck.data(), ck.size());
+  uint64_t h = XXH64_digest(st);
+  XXH64_freeState(st);
+  return h;
+}
+
+} // namespace
+
+std::string encodeTierObject(const TierKey &key, int64_t numBlocks,
+                             std::string_view kv, std::string_view checkpoint) {
+  std::string s(size_t(kTierHeaderBytes), '\0');
+  std::memcpy(&s[0], kMagic, 8);
+  put32(s, 8, kTierFormatVersion);
+  put32(s, 12, uint32_t(kTierHeaderBytes));
+  put64(s, 16, key.layoutFingerprint);
+  put64(s, 24, key.blockHash);
+  put64(s, 32, uint64_t(numBlocks));
+  put64(s, 40, kv.size());
+  put64(s, 48, checkpoint.size());
+  put64(s, 56, payloadSum(kv, checkpoint, key.layoutFingerprint));
+  put64(s, 64, XXH64(s.data(), 64, 0));
+  s.append(kv.data(), kv.size());
+  s.append(checkpoint.data(), checkpoint.size());
+  return s;
+}
+
+TierResult decodeTierObject(std::string_view b, const TierKey &key,
+                            const TierGeometry &geo, int64_t numBlocks,
+                            TierObjectView &out) {
+  auto corrupt = [&](const std::string &m) {
+    return TierResult::fail(TierFault::Corrupt, "tier object " + key.text() + ": " + m);
+  };
+  auto mismatch = [&](const std::string &m) {
+    return TierResult::fail(TierFault::Mismatch, "tier object " + key.text() + ": " + m);
+  };
+  if (int64_t(b.size()) < kTierHeaderBytes)
+    return corrupt(std::to_string(b.size()) + " bytes, shorter than the " +
+                   std::to_string(kTierHeaderBytes) + "-byte header");
+  if (std::memcmp(b.data(), kMagic, 8) != 0)
+    return corrupt("no PCTIER01 magic");
+  if (get64(b, 64) != XXH64(b.data(), 64, 0))
+    return corrupt("header checksum does not match");
+  if (get32(b, 8) != kTierFormatVersion)
+    return mismatch("format version " + std::to_string(get32(b, 8)) + ", expected " +
+                    std::to_string(kTierFormatVersion));
+  if (get32(b, 12) != uint32_t(kTierHeaderBytes))
+    return corrupt("header size " + std::to_string(get32(b, 12)));
+  if (get64(b, 16) != key.layoutFingerprint || get64(b, 16) != geo.layoutFingerprint)
+    return mismatch("layout fingerprint " + hex16(get64(b, 16)) + ", expected " +
+                    hex16(geo.layoutFingerprint));
+  if (get64(b, 24) != key.blockHash)
+    return mismatch("block hash " + hex16(get64(b, 24)) + ", expected " +
+                    hex16(key.blockHash));
+  uint64_t blocks = get64(b, 32), kvBytes = get64(b, 40), ckBytes = get64(b, 48);
+  if (numBlocks < 1 || blocks != uint64_t(numBlocks))
+    return mismatch(std::to_string(blocks) + " blocks, expected " +
+                    std::to_string(numBlocks));
+  // Overflow-safe: every size is compared with a small expected value.
+  if (geo.kvBlockBytes < 1 || kvBytes != uint64_t(numBlocks) * uint64_t(geo.kvBlockBytes))
+    return mismatch(std::to_string(kvBytes) + " KV bytes, expected " +
+                    std::to_string(numBlocks) + " x " + std::to_string(geo.kvBlockBytes));
+  if (ckBytes != uint64_t(geo.checkpointBytes))
+    return mismatch(std::to_string(ckBytes) + " checkpoint bytes, expected " +
+                    std::to_string(geo.checkpointBytes));
+  if (uint64_t(b.size()) - uint64_t(kTierHeaderBytes) != kvBytes + ckBytes)
+    return corrupt(std::to_string(b.size()) + " bytes, the header says " +
+                   std::to_string(uint64_t(kTierHeaderBytes) + kvBytes + ckBytes));
+  std::string_view kv = b.substr(size_t(kTierHeaderBytes), size_t(kvBytes));
+  std::string_view ck = b.substr(size_t(kTierHeaderBytes + int64_t(kvBytes)), size_t(ckBytes));
+  if (payloadSum(kv, ck, key.layoutFingerprint) != get64(b, 56))
+    return corrupt("payload checksum does not match");
+  out.key = key;
+  out.numBlocks = numBlocks;
+  out.kv = kv;
+  out.checkpoint = ck;
+  return TierResult::success();
+}
+
+// --- host memory --------------------------------------------------------------
+
+namespace {
+
+TierResult badKey(const std::string &key) {
+  return TierResult::fail(TierFault::Invalid, "tier key '" + key.substr(0, 64) +
+                                                  "' is not 1-200 of [A-Za-z0-9/.-]");
+}
+
+class HostTier final : public TierBackend {
+public:
+  explicit HostTier(int64_t cap) : cap_(cap) {}
+  std::string name() const override { return "host"; }
+
+  TierResult put(const std::string &key, std::string_view bytes) override {
+    if (!validTierKey(key))
+      return badKey(key);
+    if (int64_t(bytes.size()) > cap_)
+      return TierResult::fail(TierFault::TooLarge,
+                              "host tier: object " + key + " of " +
+                                  std::to_string(bytes.size()) +
+                                  " B exceeds the cap of " + std::to_string(cap_) + " B");
+    std::lock_guard<std::mutex> lock(mu_);
+    eraseLocked(key);
+    while (bytes_ + int64_t(bytes.size()) > cap_ && !lru_.empty()) {
+      eraseLocked(lru_.back().first);
+      ++evictions_;
+    }
+    lru_.emplace_front(key, std::string(bytes));
+    index_[key] = lru_.begin();
+    bytes_ += int64_t(bytes.size());
+    return TierResult::success();
+  }
+
+  TierGet get(const std::string &key) override {
+    TierGet g;
+    if (!validTierKey(key)) {
+      TierResult r = badKey(key);
+      g.fault = r.fault;
+      g.message = r.message;
+      return g;
+    }
+    std::lock_guard<std::mutex> lock(mu_);
+    auto it = index_.find(key);
+    if (it == index_.end()) {
+      g.fault = TierFault::NotFound;
+      return g;
+    }
+    lru_.splice(lru_.begin(), lru_, it->second);
+    g.bytes = it->second->second;
+    return g;
+  }
+
+  TierResult contains(const std::string &key) override {
+    if (!validTierKey(key))
+      return badKey(key);
+    std::lock_guard<std::mutex> lock(mu_);
+    return index_.count(key) ? TierResult::success()
+                             : TierResult::fail(TierFault::NotFound, "");
+  }
+
+  TierResult remove(const std::string &key) override {
+    if (!validTierKey(key))
+      return badKey(key);
+    std::lock_guard<std::mutex> lock(mu_);
+    eraseLocked(key);
+    return TierResult::success();
+  }
+
+  TierUsage usage() const override {
+    std::lock_guard<std::mutex> lock(mu_);
+    return {int64_t(index_.size()), bytes_, cap_, evictions_};
+  }
+
+  void touch(const std::string &key) override {
+    std::lock_guard<std::mutex> lock(mu_);
+    auto it = index_.find(key);
+    if (it != index_.end())
+      lru_.splice(lru_.begin(), lru_, it->second);
+  }
+
+private:
+  void eraseLocked(const std::string &key) {
+    auto it = index_.find(key);
+    if (it == index_.end())
+      return;
+    bytes_ -= int64_t(it->second->second.size());
+    lru_.erase(it->second);
+    index_.erase(it);
+  }
+
+  mutable std::mutex mu_;
+  int64_t cap_ = 0, bytes_ = 0, evictions_ = 0;
+  std::list<std::pair<std::string, std::string>> lru_; // front: most recent
+  std::unordered_map<std::string, std::list<std::pair<std::string, std::string>>::iterator> index_;
+};
+
+// --- stacking -----------------------------------------------------------------
+
+class StackedTier final : public TierBackend {
+public:
+  explicit StackedTier(std::vector<std::unique_ptr<TierBackend>> l) : levels_(std::move(l)) {}
+  std::string name() const override {
+    std::string n;
+    for (const auto &l : levels_)
+      n += (n.empty() ? "" : "+") + l->name();
+    return n;
+  }
+  TierResult put(const std::string &key, std::string_view bytes) override {
+    TierResult worst = TierResult::success();
+    bool stored = false;
+    for (auto &l : levels_) {
+      TierResult r = l->put(key, bytes);
+      if (r.ok())
+        stored = true;
+      else if (worst.ok())
+        worst = r;
+    }
+    // Kept somewhere: the store succeeded (a level too small for it, say
+    // the host cap, is not a failure of the tier).
+    return stored ? TierResult::success() : worst;
+  }
+  TierGet get(const std::string &key) override {
+    TierGet last;
+    last.fault = TierFault::NotFound;
+    for (size_t i = 0; i < levels_.size(); ++i) {
+      TierGet g = levels_[i]->get(key);
+      if (g.ok()) {
+        for (size_t j = 0; j < i; ++j)
+          (void)levels_[j]->put(key, g.bytes); // promote; a refusal is harmless
+        // The levels below keep one LRU order with this one.
+        for (size_t j = i + 1; j < levels_.size(); ++j)
+          levels_[j]->touch(key);
+        return g;
+      }
+      if (g.fault != TierFault::NotFound)
+        last = std::move(g);
+    }
+    return last;
+  }
+  TierResult contains(const std::string &key) override {
+    TierResult last = TierResult::fail(TierFault::NotFound, "");
+    for (auto &l : levels_) {
+      TierResult r = l->contains(key);
+      if (r.ok())
+        return r;
+      if (r.fault != TierFault::NotFound)
+        last = r;
+    }
+    return last;
+  }
+  TierResult remove(const std::string &key) override {
+    TierResult worst = TierResult::success();
+    for (auto &l : levels_) {
+      TierResult r = l->remove(key);
+      if (!r.ok() && worst.ok())
+        worst = r;
+    }
+    return worst;
+  }
+  TierUsage usage() const override {
+    // The last level holds everything the others do (write-through).
+    return levels_.empty() ? TierUsage{} : levels_.back()->usage();
+  }
+
+private:
+  std::vector<std::unique_ptr<TierBackend>> levels_;
+};
+
+std::optional<int64_t> parseSize(const std::string &t) {
+  size_t i = 0;
+  while (i < t.size() && std::isdigit(static_cast<unsigned char>(t[i])))
+    ++i;
+  if (i == 0 || i > 15)
+    return std::nullopt;
+  int64_t n = std::strtoll(t.substr(0, i).c_str(), nullptr, 10);
+  std::string unit = t.substr(i);
+  int64_t mul = unit.empty() || unit == "B" ? 1
+                : unit == "KiB"            ? int64_t(1) << 10
+                : unit == "MiB"            ? int64_t(1) << 20
+                : unit == "GiB"            ? int64_t(1) << 30
+                : unit == "TiB"            ? int64_t(1) << 40
+                                           : 0;
+  if (mul == 0 || n < 1 || n > INT64_MAX / mul)
+    return std::nullopt;
+  return n * mul;
+}
+
+} // namespace
+
+std::unique_ptr<TierBackend> makeHostTier(int64_t capBytes) {
+  return std::make_unique<HostTier>(capBytes < 0 ? 0 : capBytes);
+}
+
+std::unique_ptr<TierBackend>
+makeStackedTier(std::vector<std::unique_ptr<TierBackend>> levels) {
+  return std::make_unique<StackedTier>(std::move(levels));
+}
+
+Result<std::unique_ptr<TierBackend>> openTier(const std::string &spec) {
+  if (spec.rfind("redis://", 0) == 0) {
+    RedisTierOptions o;
+    o.url = spec;
+    return openRedisTier(o);
+  }
+  std::vector<std::unique_ptr<TierBackend>> levels;
+  size_t start = 0;
+  while (start <= spec.size()) {
+    size_t plus = spec.find('+', start);
+    std::string part = spec.substr(start, plus == std::string::npos ? std::string::npos
+                                                                    : plus - start);
+    auto bad = [&](const std::string &why) {
+      return Error::invalid("--tier '" + spec + "': '" + part + "': " + why);
+    };
+    if (part.rfind("host:", 0) == 0) {
+      auto cap = parseSize(part.substr(5));
+      if (!cap)
+        return bad("expected host:SIZE (4GiB, 512MiB, bytes)");
+      levels.push_back(makeHostTier(*cap));
+    } else if (part.rfind("disk:", 0) == 0) {
+      size_t colon = part.rfind(':');
+      auto cap = colon > 5 ? parseSize(part.substr(colon + 1)) : std::nullopt;
+      if (!cap || colon <= 5)
+        return bad("expected disk:DIR:SIZE");
+      DiskTierOptions d;
+      d.dir = part.substr(5, colon - 5);
+      d.capBytes = *cap;
+      auto disk = openDiskTier(d);
+      if (!disk.ok())
+        return disk.error();
+      levels.push_back(disk.take());
+    } else {
+      return bad("expected host:SIZE, disk:DIR:SIZE or redis://HOST:PORT");
+    }
+    if (plus == std::string::npos)
+      break;
+    start = plus + 1;
+  }
+  if (levels.size() == 1)
+    return std::move(levels[0]);
+  return makeStackedTier(std::move(levels));
+}
+
+} // namespace poolrt

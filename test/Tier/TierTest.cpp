@@ -1,0 +1,531 @@
+//===- TierTest.cpp - The tier's object codec and its backends ------------===//
+//
+// One conformance suite run against every backend (host memory, disk,
+// host over disk, and Redis when POOLC_TEST_REDIS names a server: the ctest
+// entry tier-redis starts one), then each backend's own faults: a store
+// killed mid-write (kill -9 in a child), a full disk (RLIMIT_FSIZE), a
+// restart, a damaged file, a Redis that is down, silent, or refuses the
+// password.
+//
+//===----------------------------------------------------------------------===//
+
+#include "poolrt/Tier.h"
+
+#include <gtest/gtest.h>
+
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <signal.h>
+#include <sys/resource.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <dirent.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cctype>
+#include <functional>
+#include <chrono>
+#include <cstdlib>
+#include <fstream>
+#include <random>
+#include <mutex>
+#include <thread>
+
+using namespace poolrt;
+
+namespace {
+
+std::string tempDir(const std::string &tag) {
+  std::string base = ::testing::TempDir() + "poolc-tier-" + tag + "-" +
+                     std::to_string(::getpid()) + "-XXXXXX";
+  std::vector<char> buf(base.begin(), base.end());
+  buf.push_back('\0');
+  char *d = ::mkdtemp(buf.data());
+  EXPECT_NE(d, nullptr);
+  return d ? std::string(d) : base;
+}
+
+std::string bytesOf(size_t n, uint32_t seed) {
+  std::mt19937 rng(seed);
+  std::string s(n, '\0');
+  for (char &c : s)
+    c = char(rng() & 0xff);
+  return s;
+}
+
+std::string keyOf(uint64_t fp, uint64_t h) { return TierKey{fp, h}.text(); }
+
+const char *redisUrl() { return std::getenv("POOLC_TEST_REDIS"); }
+
+// --- the object codec -------------------------------------------------------
+
+TierGeometry geo() {
+  TierGeometry g;
+  g.layoutFingerprint = 0x1234abcd5678ef00ull;
+  g.blockSize = 16;
+  g.kvBlockBytes = 4096;
+  g.checkpointBytes = 1000;
+  return g;
+}
+
+TEST(TierObject, RoundTripsAndNamesEveryMismatch) {
+  TierGeometry g = geo();
+  TierKey k{g.layoutFingerprint, 0x77};
+  std::string kv = bytesOf(3 * 4096, 1), ck = bytesOf(1000, 2);
+  std::string obj = encodeTierObject(k, 3, kv, ck);
+  ASSERT_EQ(int64_t(obj.size()), kTierHeaderBytes + 3 * 4096 + 1000);
+  TierObjectView v;
+  TierResult r = decodeTierObject(obj, k, g, 3, v);
+  ASSERT_TRUE(r.ok()) << r.message;
+  EXPECT_EQ(v.kv, kv);
+  EXPECT_EQ(v.checkpoint, ck);
+
+  auto fault = [&](const std::string &bytes, const TierKey &key, const TierGeometry &gg,
+                   int64_t blocks) {
+    TierObjectView w;
+    return decodeTierObject(bytes, key, gg, blocks, w);
+  };
+  // Another boundary, another geometry, another size: intact, refused.
+  EXPECT_EQ(fault(obj, {k.layoutFingerprint, 0x78}, g, 3).fault, TierFault::Mismatch);
+  TierGeometry other = g;
+  other.layoutFingerprint ^= 1;
+  TierResult fp = fault(obj, {other.layoutFingerprint, 0x77}, other, 3);
+  EXPECT_EQ(fp.fault, TierFault::Mismatch);
+  EXPECT_NE(fp.message.find("layout fingerprint"), std::string::npos) << fp.message;
+  EXPECT_EQ(fault(obj, k, g, 2).fault, TierFault::Mismatch);
+  other = g;
+  other.kvBlockBytes = 2048;
+  EXPECT_EQ(fault(obj, k, other, 3).fault, TierFault::Mismatch);
+  other = g;
+  other.checkpointBytes = 999;
+  EXPECT_EQ(fault(obj, k, other, 3).fault, TierFault::Mismatch);
+  // Any flipped byte, in the header or the payload, and any truncation:
+  // corrupt or mismatched, never accepted.
+  for (size_t at : {size_t(0), size_t(9), size_t(20), size_t(33), size_t(60), size_t(70),
+                    size_t(72), size_t(72 + 4096), obj.size() - 1}) {
+    std::string bad = obj;
+    bad[at] ^= 0x20;
+    TierResult b = fault(bad, k, g, 3);
+    EXPECT_FALSE(b.ok()) << "byte " << at;
+    EXPECT_TRUE(b.fault == TierFault::Corrupt || b.fault == TierFault::Mismatch) << at;
+  }
+  for (size_t n : {size_t(0), size_t(10), size_t(71), size_t(72), obj.size() - 1})
+    EXPECT_EQ(fault(obj.substr(0, n), k, g, 3).fault, TierFault::Corrupt) << n;
+  EXPECT_EQ(fault(obj + "x", k, g, 3).fault, TierFault::Corrupt);
+  // A stateful geometry's object must carry its checkpoint.
+  EXPECT_EQ(fault(encodeTierObject(k, 3, kv, ""), k, g, 3).fault, TierFault::Mismatch);
+}
+
+TEST(TierObject, KeysArePrefixedByTheFingerprint) {
+  EXPECT_EQ(TierKey({0xabc, 0x1}).text(), "poolc/0000000000000abc/0000000000000001");
+  EXPECT_EQ(TierKey({0xabc, 0x1}).text().rfind(TierKey::prefix(0xabc), 0), 0u);
+  EXPECT_TRUE(validTierKey(TierKey({1, 2}).text()));
+  EXPECT_FALSE(validTierKey(""));
+  EXPECT_FALSE(validTierKey("a b"));
+  EXPECT_FALSE(validTierKey("../x"));
+  EXPECT_FALSE(validTierKey("a_b"));
+  EXPECT_FALSE(validTierKey(std::string(201, 'a')));
+}
+
+// --- one conformance suite, every backend -------------------------------------
+
+struct Backend {
+  std::string name;
+  std::function<std::unique_ptr<TierBackend>(int64_t cap)> make;
+  bool capped = true;
+};
+
+std::vector<Backend> backends() {
+  std::vector<Backend> b;
+  b.push_back({"host", [](int64_t cap) { return makeHostTier(cap); }});
+  b.push_back({"disk", [](int64_t cap) {
+                 DiskTierOptions o;
+                 o.dir = tempDir("conf");
+                 o.capBytes = cap;
+                 auto t = openDiskTier(o);
+                 EXPECT_TRUE(t.ok()) << t.error().message;
+                 return t.ok() ? t.take() : nullptr;
+               }});
+  b.push_back({"host+disk", [](int64_t cap) {
+                 DiskTierOptions o;
+                 o.dir = tempDir("stack");
+                 o.capBytes = cap;
+                 auto d = openDiskTier(o);
+                 EXPECT_TRUE(d.ok());
+                 std::vector<std::unique_ptr<TierBackend>> l;
+                 l.push_back(makeHostTier(cap));
+                 l.push_back(d.take());
+                 return makeStackedTier(std::move(l));
+               }});
+  if (redisUrl())
+    b.push_back({"redis",
+                 [](int64_t) {
+                   RedisTierOptions o;
+                   o.url = redisUrl();
+                   auto t = openRedisTier(o);
+                   EXPECT_TRUE(t.ok()) << t.error().message;
+                   return t.ok() ? t.take() : nullptr;
+                 },
+                 false});
+  return b;
+}
+
+class TierConformance : public ::testing::TestWithParam<Backend> {
+protected:
+  // Keys unique to this test run, so a shared Redis never sees stale ones.
+  uint64_t fp = (uint64_t(::getpid()) << 32) ^
+                uint64_t(std::chrono::steady_clock::now().time_since_epoch().count());
+};
+
+TEST_P(TierConformance, StoresExactBytesAndReplaces) {
+  auto t = GetParam().make(1 << 20);
+  ASSERT_TRUE(t);
+  std::string a = bytesOf(5000, 3), b = bytesOf(777, 4);
+  a[10] = '\0'; // binary-safe
+  EXPECT_EQ(t->get(keyOf(fp, 1)).fault, TierFault::NotFound);
+  EXPECT_EQ(t->contains(keyOf(fp, 1)).fault, TierFault::NotFound);
+  ASSERT_TRUE(t->put(keyOf(fp, 1), a).ok());
+  EXPECT_TRUE(t->contains(keyOf(fp, 1)).ok());
+  TierGet g = t->get(keyOf(fp, 1));
+  ASSERT_TRUE(g.ok()) << g.message;
+  EXPECT_EQ(g.bytes, a);
+  ASSERT_TRUE(t->put(keyOf(fp, 1), b).ok());
+  EXPECT_EQ(t->get(keyOf(fp, 1)).bytes, b);
+  ASSERT_TRUE(t->remove(keyOf(fp, 1)).ok());
+  EXPECT_EQ(t->get(keyOf(fp, 1)).fault, TierFault::NotFound);
+  EXPECT_TRUE(t->remove(keyOf(fp, 1)).ok()); // removing nothing is fine
+}
+
+TEST_P(TierConformance, RefusesBadKeysBeforeTouchingAnything) {
+  auto t = GetParam().make(1 << 20);
+  ASSERT_TRUE(t);
+  for (const std::string &k : {std::string(""), std::string("a b"), std::string("../etc"),
+                               std::string(300, 'k')}) {
+    EXPECT_EQ(t->put(k, "x").fault, TierFault::Invalid) << k;
+    EXPECT_EQ(t->get(k).fault, TierFault::Invalid) << k;
+    EXPECT_EQ(t->contains(k).fault, TierFault::Invalid) << k;
+  }
+}
+
+TEST_P(TierConformance, EvictsLeastRecentlyUsedUnderTheCap) {
+  if (!GetParam().capped)
+    return; // Redis: the server's maxmemory policy is the cap, not ours
+  auto t = GetParam().make(10000);
+  ASSERT_TRUE(t);
+  for (uint64_t i = 0; i < 4; ++i)
+    ASSERT_TRUE(t->put(keyOf(fp, i), bytesOf(3000, uint32_t(i))).ok());
+  // 4 x 3000 > 10000: the oldest (0) went.
+  EXPECT_EQ(t->get(keyOf(fp, 0)).fault, TierFault::NotFound);
+  EXPECT_TRUE(t->get(keyOf(fp, 1)).ok()); // 1 is now the most recent
+  ASSERT_TRUE(t->put(keyOf(fp, 9), bytesOf(3000, 9)).ok());
+  EXPECT_EQ(t->get(keyOf(fp, 2)).fault, TierFault::NotFound); // LRU, not FIFO
+  EXPECT_TRUE(t->get(keyOf(fp, 1)).ok());
+  EXPECT_TRUE(t->get(keyOf(fp, 3)).ok());
+  EXPECT_TRUE(t->get(keyOf(fp, 9)).ok());
+  EXPECT_LE(t->usage().bytes, 10000);
+  EXPECT_GE(t->usage().evictions, 2);
+  // Larger than the whole cap: refused, nothing evicted for it.
+  TierResult big = t->put(keyOf(fp, 50), bytesOf(10001, 5));
+  EXPECT_EQ(big.fault, TierFault::TooLarge);
+  EXPECT_TRUE(t->get(keyOf(fp, 9)).ok());
+  EXPECT_EQ(t->get(keyOf(fp, 50)).fault, TierFault::NotFound);
+}
+
+TEST_P(TierConformance, ConcurrentStoresAndLoadsKeepEveryObjectWhole) {
+  auto t = GetParam().make(64 << 20);
+  ASSERT_TRUE(t);
+  std::atomic<int> bad{0};
+  std::mutex mu;
+  std::string why;
+  auto note = [&](const std::string &m) {
+    std::lock_guard<std::mutex> l(mu);
+    if (why.empty())
+      why = m;
+  };
+  std::vector<std::thread> threads;
+  for (int w = 0; w < 4; ++w)
+    threads.emplace_back([&, w] {
+      for (uint64_t i = 0; i < 40; ++i) {
+        uint64_t h = 100 + uint64_t(w) * 1000 + i; // never the shared key 7
+        std::string v = bytesOf(2000 + size_t(i), uint32_t(h));
+        TierResult p = t->put(keyOf(fp, h), v);
+        if (!p.ok())
+          ++bad, note("put: " + p.message);
+        TierGet g = t->get(keyOf(fp, h));
+        if (!g.ok() || g.bytes != v)
+          ++bad, note("get: " + g.message);
+        TierGet s = t->get(keyOf(fp, 7)); // a key every thread may race on
+        if (!s.ok() && s.fault != TierFault::NotFound)
+          ++bad, note("get 7: " + s.message);
+        if (i % 8 == 0) {
+          TierResult q = t->put(keyOf(fp, 7), std::string(100, char('a' + w)));
+          if (!q.ok())
+            ++bad, note("put 7: " + q.message);
+        }
+      }
+    });
+  for (auto &th : threads)
+    th.join();
+  EXPECT_EQ(bad.load(), 0) << why;
+  TierGet last = t->get(keyOf(fp, 7));
+  ASSERT_TRUE(last.ok());
+  ASSERT_EQ(last.bytes.size(), 100u);
+  EXPECT_EQ(last.bytes, std::string(100, last.bytes[0])); // one writer's, whole
+}
+
+INSTANTIATE_TEST_SUITE_P(Backends, TierConformance, ::testing::ValuesIn(backends()),
+                         [](const ::testing::TestParamInfo<Backend> &i) {
+                           std::string n = i.param.name;
+                           for (char &c : n)
+                             if (!std::isalnum(static_cast<unsigned char>(c)))
+                               c = '_';
+                           return n;
+                         });
+
+// --- disk faults ------------------------------------------------------------------
+
+std::unique_ptr<TierBackend> disk(const std::string &dir, int64_t cap) {
+  DiskTierOptions o;
+  o.dir = dir;
+  o.capBytes = cap;
+  auto t = openDiskTier(o);
+  EXPECT_TRUE(t.ok()) << (t.ok() ? "" : t.error().message);
+  return t.ok() ? t.take() : nullptr;
+}
+
+int countFiles(const std::string &dir, const std::string &needle) {
+  int n = 0;
+  if (DIR *d = ::opendir(dir.c_str())) {
+    while (struct dirent *e = ::readdir(d))
+      if (std::string(e->d_name).find(needle) != std::string::npos)
+        ++n;
+    ::closedir(d);
+  }
+  return n;
+}
+
+TEST(DiskTier, SurvivesARestartWithItsAccessOrder) {
+  std::string dir = tempDir("restart");
+  {
+    auto t = disk(dir, 10000);
+    for (uint64_t i = 0; i < 3; ++i)
+      ASSERT_TRUE(t->put(keyOf(5, i), bytesOf(3000, uint32_t(i))).ok());
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    ASSERT_TRUE(t->get(keyOf(5, 0)).ok()); // 0 is now the most recent
+  }
+  auto t = disk(dir, 10000);
+  EXPECT_EQ(t->usage().objects, 3);
+  EXPECT_EQ(t->get(keyOf(5, 2)).bytes, bytesOf(3000, 2));
+  std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  // Order after the restart: 1 (oldest), 0, 2. A new object evicts 1.
+  ASSERT_TRUE(t->put(keyOf(5, 3), bytesOf(3000, 3)).ok());
+  EXPECT_EQ(t->get(keyOf(5, 1)).fault, TierFault::NotFound);
+  EXPECT_TRUE(t->get(keyOf(5, 0)).ok());
+  // A smaller cap at the next open evicts down to it.
+  t.reset();
+  auto small = disk(dir, 3500);
+  EXPECT_EQ(small->usage().objects, 1);
+  EXPECT_LE(small->usage().bytes, 3500);
+}
+
+TEST(DiskTier, AStoreKilledMidWriteIsNeverServed) {
+  std::string dir = tempDir("kill");
+  TierGeometry g = geo();
+  TierKey k{g.layoutFingerprint, 42};
+  std::string obj = encodeTierObject(k, 2, bytesOf(8192, 7), bytesOf(1000, 8));
+  {
+    auto t = disk(dir, 1 << 20);
+    ASSERT_TRUE(t->put(TierKey{g.layoutFingerprint, 41}.text(), obj.substr(0, 100)).ok());
+  }
+  pid_t child = ::fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {
+    DiskTierOptions o;
+    o.dir = dir;
+    o.capBytes = 1 << 20;
+    o.midWriteHook = [] { ::kill(::getpid(), SIGKILL); };
+    auto t = openDiskTier(o);
+    if (t.ok())
+      (void)(*t)->put(k.text(), obj);
+    ::_exit(3); // not reached: the hook kills the store half-written
+  }
+  int status = 0;
+  ASSERT_EQ(::waitpid(child, &status, 0), child);
+  ASSERT_TRUE(WIFSIGNALED(status)) << "the child was meant to die mid-store";
+  EXPECT_EQ(WTERMSIG(status), SIGKILL);
+  EXPECT_EQ(countFiles(dir, ".tmp."), 1); // the torn write is on disk...
+  auto t = disk(dir, 1 << 20);
+  EXPECT_EQ(t->get(k.text()).fault, TierFault::NotFound); // ...never served
+  EXPECT_EQ(countFiles(dir, ".tmp."), 0);                  // and cleaned up
+  EXPECT_TRUE(t->get(TierKey{g.layoutFingerprint, 41}.text()).ok()); // others kept
+}
+
+TEST(DiskTier, AFullDiskRefusesTheStoreAndKeepsTheRest) {
+  std::string dir = tempDir("full");
+  {
+    auto t = disk(dir, 1 << 20);
+    ASSERT_TRUE(t->put(keyOf(9, 1), bytesOf(1000, 1)).ok());
+  }
+  pid_t child = ::fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {
+    // Files may not grow past 4 KiB in this process: the write fails as on
+    // a full disk (EFBIG; SIGXFSZ ignored so it is an error, not a kill).
+    ::signal(SIGXFSZ, SIG_IGN);
+    struct rlimit rl = {4096, 4096};
+    ::setrlimit(RLIMIT_FSIZE, &rl);
+    auto t = disk(dir, 1 << 20);
+    TierResult r = t->put(keyOf(9, 2), bytesOf(100000, 2));
+    bool good = r.fault == TierFault::Full && t->get(keyOf(9, 2)).fault == TierFault::NotFound &&
+                t->get(keyOf(9, 1)).ok() && countFiles(dir, ".tmp.") == 0 &&
+                r.message.find("disk tier: write") != std::string::npos;
+    ::_exit(good ? 0 : 1);
+  }
+  int status = 0;
+  ASSERT_EQ(::waitpid(child, &status, 0), child);
+  ASSERT_TRUE(WIFEXITED(status));
+  EXPECT_EQ(WEXITSTATUS(status), 0);
+  auto t = disk(dir, 1 << 20);
+  EXPECT_EQ(t->usage().objects, 1);
+}
+
+TEST(DiskTier, AFileDamagedOnDiskIsRefusedByTheCodec) {
+  std::string dir = tempDir("damage");
+  TierGeometry g = geo();
+  TierKey k{g.layoutFingerprint, 5};
+  std::string obj = encodeTierObject(k, 1, bytesOf(4096, 1), bytesOf(1000, 2));
+  auto t = disk(dir, 1 << 20);
+  ASSERT_TRUE(t->put(k.text(), obj).ok());
+  std::string file = k.text();
+  std::replace(file.begin(), file.end(), '/', '_');
+  {
+    std::fstream f(dir + "/" + file + ".obj", std::ios::in | std::ios::out | std::ios::binary);
+    ASSERT_TRUE(f.good());
+    f.seekp(2000);
+    f.put('\x5a');
+  }
+  TierGet got = t->get(k.text());
+  ASSERT_TRUE(got.ok());
+  TierObjectView v;
+  EXPECT_EQ(decodeTierObject(got.bytes, k, g, 1, v).fault, TierFault::Corrupt);
+}
+
+TEST(DiskTier, BadOptionsAreRefused) {
+  DiskTierOptions o;
+  o.dir = tempDir("opts");
+  o.capBytes = 0;
+  EXPECT_FALSE(openDiskTier(o).ok());
+  o.capBytes = 100;
+  o.dir = "/proc/poolc-no-such/dir";
+  auto bad = openDiskTier(o);
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.error().message.find("/proc/poolc-no-such"), std::string::npos);
+}
+
+TEST(TierSpec, ParsesAndRefuses) {
+  std::string dir = tempDir("spec");
+  auto a = openTier("host:1MiB+disk:" + dir + ":2MiB");
+  ASSERT_TRUE(a.ok()) << a.error().message;
+  EXPECT_EQ((*a)->name(), "host+disk");
+  EXPECT_TRUE(openTier("host:4096").ok());
+  for (const char *bad : {"", "host:", "host:0", "host:12XB", "disk:/tmp", "ftp://x",
+                          "host:1MiB+", "redis://nohostport"}) {
+    auto r = openTier(bad);
+    EXPECT_FALSE(r.ok()) << bad;
+  }
+}
+
+// --- Redis faults (no server needed) ------------------------------------------------
+
+int freePort() {
+  int s = ::socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  ::bind(s, reinterpret_cast<sockaddr *>(&a), sizeof a);
+  socklen_t n = sizeof a;
+  ::getsockname(s, reinterpret_cast<sockaddr *>(&a), &n);
+  ::close(s);
+  return ntohs(a.sin_port);
+}
+
+TEST(RedisTier, ADeadServerIsUnavailableNotAHang) {
+  RedisTierOptions o;
+  o.url = "redis://127.0.0.1:" + std::to_string(freePort());
+  o.timeoutMs = 300;
+  auto t = openRedisTier(o);
+  ASSERT_FALSE(t.ok());
+  EXPECT_NE(t.error().message.find("connect"), std::string::npos) << t.error().message;
+}
+
+TEST(RedisTier, ASilentServerTimesOutAndTheNextCallReconnects) {
+  // Accepts connections (the kernel's backlog) and never answers.
+  int s = ::socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  ASSERT_EQ(::bind(s, reinterpret_cast<sockaddr *>(&a), sizeof a), 0);
+  ASSERT_EQ(::listen(s, 8), 0);
+  socklen_t n = sizeof a;
+  ::getsockname(s, reinterpret_cast<sockaddr *>(&a), &n);
+  RedisTierOptions o;
+  // With a password, open sends AUTH and waits for the reply that never comes.
+  o.url = "redis://:pw@127.0.0.1:" + std::to_string(ntohs(a.sin_port));
+  o.timeoutMs = 200;
+  auto t0 = std::chrono::steady_clock::now();
+  auto t = openRedisTier(o);
+  double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  ASSERT_FALSE(t.ok());
+  EXPECT_NE(t.error().message.find("redis tier 127.0.0.1"), std::string::npos)
+      << t.error().message;
+  EXPECT_LT(secs, 30.0) << "a hang guard, not a performance figure";
+  ::close(s);
+}
+
+TEST(RedisTier, BadUrlsAreRefused) {
+  for (const char *u : {"redis://", "redis://host", "redis://h:0", "redis://h:70000",
+                        "redis://h:1/x", "http://h:1"}) {
+    RedisTierOptions o;
+    o.url = u;
+    auto t = openRedisTier(o);
+    ASSERT_FALSE(t.ok()) << u;
+    EXPECT_EQ(t.error().kind, ErrorKind::InvalidArgument) << u;
+  }
+}
+
+// --- Redis with a server (tier-redis) ------------------------------------------------
+
+TEST(RedisServer, TwoClientsShareOneFleetCacheAndAWrongPasswordIsRefused) {
+  const char *url = redisUrl();
+  ASSERT_NE(url, nullptr) << "POOLC_TEST_REDIS is not set (ctest tier-redis "
+                            "starts a server and sets it)";
+  RedisTierOptions o;
+  o.url = url;
+  auto a = openRedisTier(o), b = openRedisTier(o);
+  ASSERT_TRUE(a.ok() && b.ok());
+  uint64_t fp = uint64_t(::getpid()) * 7919;
+  std::string v = bytesOf(300000, 11);
+  ASSERT_TRUE((*a)->put(keyOf(fp, 1), v).ok());
+  TierGet g = (*b)->get(keyOf(fp, 1)); // another process would see the same
+  ASSERT_TRUE(g.ok()) << g.message;
+  EXPECT_EQ(g.bytes, v);
+  ASSERT_TRUE((*b)->remove(keyOf(fp, 1)).ok());
+  EXPECT_EQ((*a)->get(keyOf(fp, 1)).fault, TierFault::NotFound);
+
+  std::string wrong = url;
+  size_t at = wrong.find('@');
+  if (at != std::string::npos) {
+    wrong = "redis://:not-the-password" + wrong.substr(at);
+    RedisTierOptions w;
+    w.url = wrong;
+    auto bad = openRedisTier(w);
+    ASSERT_FALSE(bad.ok());
+    EXPECT_NE(bad.error().message.find("AUTH refused"), std::string::npos)
+        << bad.error().message;
+  }
+}
+
+} // namespace
