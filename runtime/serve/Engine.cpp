@@ -46,6 +46,19 @@ struct Engine::Seq {
   bool prefillDone = false;
   bool done = false;
   int64_t decodeSteps = 0;
+  // The offload tier.
+  uint64_t tierTicket = 0;            // a fetch in flight (0: none)
+  Clock::time_point tierDeadline;
+  std::vector<int64_t> tierBoundaries; // what the fetch asked for, in tokens
+  bool tierTried = false;             // this admission looked the tier up
+  int64_t tierSavedTo = 0;            // boundaries up to here are stored (or skipped)
+  int64_t tierDemand = 0;             // a boundary whose KV the tier has, not its state
+  struct TierRestore {
+    int64_t from = 0, to = 0;         // tokens: the HBM hit, the last boundary
+    std::vector<int64_t> boundaries;  // of the objects, in order
+    std::vector<std::string> objects; // validated object bytes
+  };
+  std::optional<TierRestore> tierRestore;
 };
 
 struct Engine::Batch {
@@ -55,9 +68,18 @@ struct Engine::Batch {
   };
   bool prefill = false;
   std::vector<Item> items;
+  std::vector<Seq *> tierRestores; // admitted with a tier hit: load, no forward
 };
 
-Engine::~Engine() = default;
+Engine::~Engine() {
+  transfer_.reset(); // the thread stops before the backend goes
+  if (device_) {
+    if (kvStaging_)
+      (void)device_->release(kvStaging_);
+    if (imageStaging_)
+      (void)device_->release(imageStaging_);
+  }
+}
 
 Result<std::unique_ptr<Engine>> Engine::create(const Artifact &artifact,
                                                Device &device,
@@ -144,6 +166,58 @@ Result<std::unique_ptr<Engine>> Engine::create(const Artifact &artifact,
     if (!model.ok())
       return model.error();
     e->model_ = model.take();
+  }
+  if (!options.tier.empty() && options.policy.prefixCaching) {
+    auto geo = tierGeometryOf(L);
+    if (!geo.ok())
+      return geo.error();
+    e->tierGeo_ = *geo;
+    int64_t bs = cfg->blockSize;
+    int64_t chunk = options.tierChunkTokens > 0 ? options.tierChunkTokens
+                    : e->cache_->interval() > 0 ? e->cache_->interval()
+                                                : (256 + bs - 1) / bs * bs;
+    if (chunk % bs != 0)
+      return Error::invalid("tier: the object size of " + std::to_string(chunk) +
+                            " tokens is not a multiple of the block size " +
+                            std::to_string(bs));
+    if (e->stateful_ && e->cache_->interval() > 0 && chunk % e->cache_->interval() != 0 &&
+        e->cache_->interval() % chunk != 0)
+      return Error::invalid("tier: the object size of " + std::to_string(chunk) +
+                            " tokens and the checkpoint interval of " +
+                            std::to_string(e->cache_->interval()) +
+                            " do not divide one another (a stateful object ends at a "
+                            "checkpoint boundary)");
+    e->tierChunk_ = chunk;
+    e->blockGather_ = L.kernelByKind("block_gather");
+    e->blockScatter_ = L.kernelByKind("block_scatter");
+    if (!e->blockGather_ || !e->blockScatter_)
+      return Error::invalid("tier: the artifact has no block_gather / block_scatter kernel");
+    if (cfg->pagedCheckpoints) {
+      e->imageGather_ = L.kernelByKind("image_gather");
+      e->imageScatter_ = L.kernelByKind("image_scatter");
+      if (!e->imageGather_ || !e->imageScatter_ ||
+          e->imageGather_->stagingStride != e->tierGeo_.checkpointBytes)
+        return Error::invalid("tier: the artifact has no image_gather / image_scatter "
+                              "kernel of the checkpoint's size");
+      auto img = device.allocate(uint64_t(e->imageGather_->stagingStride));
+      if (!img.ok())
+        return img.error();
+      e->imageStaging_ = *img;
+    }
+    if (e->blockGather_->stagingStride != e->tierGeo_.kvBlockBytes)
+      return Error::invalid("tier: the block gather's staging stride is not a block's bytes");
+    auto kv = device.allocate(uint64_t(chunk / bs * e->tierGeo_.kvBlockBytes));
+    if (!kv.ok())
+      return kv.error();
+    e->kvStaging_ = *kv;
+    auto t = openTier(options.tier);
+    if (!t.ok())
+      return t.error();
+    e->tier_ = t.take();
+    // Stores queued and not yet written: at most 64 objects' bytes.
+    int64_t objBytes = kTierHeaderBytes + chunk / bs * e->tierGeo_.kvBlockBytes +
+                       e->tierGeo_.checkpointBytes;
+    e->transfer_ = std::make_unique<TierTransfer>(*e->tier_, 64 * objBytes);
   }
   e->counters_.blocksTotal = cfg->numBlocks;
   e->counters_.groupsTotal = cfg->numGroups;
@@ -240,6 +314,8 @@ Status Engine::preempt(Seq &s) {
   if (!d.ok())
     return d;
   s.prefillDone = false;
+  s.tierRestore.reset(); // admitted this pass and not loaded: looked up again
+  s.tierTried = false;
   ++outcomes_[s.index].preemptions;
   ++counters_.preemptions;
   waiting_.push_front(&s);
@@ -323,7 +399,7 @@ Result<Engine::Batch> Engine::schedule() {
     int64_t chunk = CacheManager::chunkedPrefillSize(s->req.numTokens() - start,
                                                      budget, batched, blockSize_);
     if (chunk > 0)
-      chunk = cache_->finalizePrefillChunk(s->req, start, chunk);
+      chunk = tierCut(*s, start, cache_->finalizePrefillChunk(s->req, start, chunk));
     if (chunk <= 0)
       break;
     b.items.push_back({s, start, chunk});
@@ -337,13 +413,27 @@ Result<Engine::Batch> Engine::schedule() {
     if (hit < 0)
       break;
     int64_t cached = hit * hbs;
-    int64_t chunk = CacheManager::chunkedPrefillSize(s->req.numTokens() - cached,
+    // The tier (specs/tier.md): the objects after the HBM hit. While their
+    // fetch is in flight the queue waits (arrival order), unless nothing
+    // else would run: then the pass waits for it, up to its deadline.
+    int64_t tierTo = cached;
+    if (transfer_) {
+      bool idle = running_.empty() && b.items.empty() && b.tierRestores.empty();
+      auto t = tierAdmit(*s, cached, idle);
+      if (!t.ok())
+        return t.error();
+      if (*t < 0)
+        break;
+      tierTo = *t;
+    }
+    int64_t chunk = CacheManager::chunkedPrefillSize(s->req.numTokens() - tierTo,
                                                      budget, batched, blockSize_);
     if (chunk <= 0)
       break;
     Status a = cache_->allocate(s->req, hit);
     if (!a.ok())
       return a.error();
+    s->tierTried = false;
     RequestOutcome &o = outcomes_[s->index];
     o.hitTokens = cached;
     if (o.promptTokens == 0) { // first admission (not a recompute)
@@ -352,9 +442,16 @@ Result<Engine::Batch> Engine::schedule() {
     }
     counters_.prefixQueryTokens += s->req.numTokens();
     counters_.prefixHitTokens += cached;
-    chunk = cache_->finalizePrefillChunk(s->req, cached, chunk);
     waiting_.pop_front();
     running_.push_back(s);
+    if (s->tierRestore) {
+      // Loaded in execute, after the maintenance ops (a queued restore of
+      // the HBM hit's checkpoint must not land over the tier's); the
+      // request forwards from the pass after.
+      b.tierRestores.push_back(s);
+      continue;
+    }
+    chunk = tierCut(*s, cached, cache_->finalizePrefillChunk(s->req, cached, chunk));
     if (chunk <= 0)
       continue;
     b.items.push_back({s, cached, chunk});
@@ -498,6 +595,13 @@ Status Engine::execute(Batch &b) {
   Status m = runMaintenance();
   if (!m.ok())
     return m;
+  for (Seq *s : b.tierRestores) {
+    if (!s->tierRestore) // preempted in the same pass
+      continue;
+    Status t = tierRestore(*s);
+    if (!t.ok())
+      return t;
+  }
   for (auto &it : b.items) {
     Status f = forkCopy(*it.seq);
     if (!f.ok())
@@ -523,6 +627,11 @@ Status Engine::execute(Batch &b) {
       Status f = forkCopy(s);
       if (!f.ok())
         return f;
+      if (transfer_) {
+        Status t = tierSave(s, it.start + it.count, true);
+        if (!t.ok())
+          return t;
+      }
       if (it.start + it.count < s.req.numTokens())
         continue;
       s.prefillDone = true;
@@ -562,6 +671,12 @@ Status Engine::execute(Batch &b) {
     Status f = forkCopy(s);
     if (!f.ok())
       return f;
+    if (transfer_) {
+      // Decode: the state holds the committed tokens only without drafts.
+      Status t = tierSave(s, committed, k == 0);
+      if (!t.ok())
+        return t;
+    }
     if (done)
       finished.push_back(&s);
   }
@@ -582,7 +697,8 @@ Result<bool> Engine::step() {
     return scheduled.error();
   Batch batch = scheduled.take();
   Batch *b = &batch;
-  if (b->items.empty() && !running_.empty()) {
+  bool loads = !b->tierRestores.empty();
+  if (b->items.empty() && !loads && !running_.empty()) {
     // Running requests always make progress (a decode can preempt, a
     // window class's reserve backs its forwards): a run of empty passes
     // means the cache manager's books disagree with its pools.
@@ -596,7 +712,7 @@ Result<bool> Engine::step() {
   } else {
     idlePasses_ = 0;
   }
-  if (b->items.empty()) {
+  if (b->items.empty() && !loads) {
     if (running_.empty() && !waiting_.empty()) {
       // Nothing runs and the head cannot be admitted: after the pins of
       // earlier batches drained (two passes), it never will be.
@@ -620,8 +736,10 @@ Result<bool> Engine::step() {
   Status e = execute(*b);
   if (!e.ok())
     return e.error();
-  ++counters_.steps;
-  ++(b->prefill ? counters_.prefillSteps : counters_.decodeSteps);
+  if (!b->items.empty()) { // a pass of tier loads only is not a step
+    ++counters_.steps;
+    ++(b->prefill ? counters_.prefillSteps : counters_.decodeSteps);
+  }
   // The host's share of the step: scheduling and the cache's work, not
   // the model's forwards or the kernels' byte moves.
   overheadUs_.push_back(micros(Clock::now() - t0) - deviceUs_);
@@ -640,8 +758,9 @@ Status Engine::run(const std::function<void()> &progress) {
     if (!*more)
       break;
   }
+  Status d = drainTier();
   publishSnapshot();
-  return Status::success();
+  return d;
 }
 
 void Engine::publishSnapshot() {
@@ -658,6 +777,12 @@ void Engine::publishSnapshot() {
   }
   counters_.stats = cache_->stats();
   counters_.funnel = cache_->funnel();
+  if (transfer_) {
+    TierTransferCounters t = transfer_->counters();
+    counters_.tierStoresDone = t.storesDone;
+    counters_.tierStoresFailed = t.storesFailed;
+    counters_.tierBytesStored = t.bytesStored;
+  }
   std::lock_guard<std::mutex> lock(snapMutex_);
   published_ = counters_;
 }
@@ -665,6 +790,255 @@ void Engine::publishSnapshot() {
 EngineSnapshot Engine::snapshot() const {
   std::lock_guard<std::mutex> lock(snapMutex_);
   return published_;
+}
+
+// --- the offload tier (specs/tier.md) ---------------------------------------
+
+Result<int64_t> Engine::tierAdmit(Seq &s, int64_t cached, bool mayWait) {
+  Request &r = s.req;
+  int64_t bs = blockSize_, chunk = tierChunk_;
+  auto keyAt = [&](int64_t boundary) {
+    std::vector<BlockHash> h = cache_->prefixHashes(r, boundary / bs);
+    return TierKey{tierGeo_.layoutFingerprint, h.back()};
+  };
+  if (s.tierTicket) {
+    if (mayWait)
+      (void)transfer_->wait(s.tierTicket, s.tierDeadline);
+    auto f = transfer_->take(s.tierTicket);
+    if (!f) {
+      if (Clock::now() < s.tierDeadline)
+        return int64_t(-1); // in flight: the queue waits
+      transfer_->cancel(s.tierTicket); // late: recompute, drop what comes
+      s.tierTicket = 0;
+      ++counters_.tierLoadsLate;
+      return cached;
+    }
+    s.tierTicket = 0;
+    Seq::TierRestore R;
+    R.from = cached;
+    int64_t cb = chunk / bs;
+    for (size_t i = 0; i < f->results.size() && i < s.tierBoundaries.size(); ++i) {
+      int64_t boundary = s.tierBoundaries[i];
+      TierGet &g = f->results[i];
+      if (g.fault == TierFault::NotFound)
+        break;
+      if (!g.ok()) {
+        ++counters_.tierLoadsFailed;
+        break;
+      }
+      TierKey key = keyAt(boundary);
+      TierObjectView view;
+      TierResult d = decodeTierObject(g.bytes, key, tierGeo_, cb, view);
+      if (!d.ok()) {
+        // Never restored; removed so no later lookup finds it.
+        ++counters_.tierObjectsRefused;
+        (void)tier_->remove(key.text());
+        break;
+      }
+      if (boundary <= cached)
+        continue; // HBM caught up meanwhile
+      bool checkpointed = !view.checkpoint.empty();
+      R.boundaries.push_back(boundary);
+      R.objects.push_back(std::move(g.bytes));
+      // A stateful hit ends at a boundary whose checkpoint is stored.
+      if (!tierGeo_.stateful() || checkpointed)
+        R.to = boundary;
+    }
+    // Objects past the last checkpointed one are not loaded, but they say
+    // where a checkpoint is wanted: this request's forward is cut there
+    // (tierCut), and its save stores that boundary with its state.
+    if (!R.boundaries.empty() && R.boundaries.back() > R.to)
+      s.tierDemand = R.boundaries.back();
+    while (!R.boundaries.empty() && R.boundaries.back() > R.to) {
+      R.boundaries.pop_back();
+      R.objects.pop_back();
+    }
+    if (R.objects.empty() || R.to <= cached)
+      return cached;
+    s.tierRestore = std::move(R);
+    return s.tierRestore->to;
+  }
+  if (s.tierTried)
+    return cached;
+  s.tierTried = true;
+  // Never the last block: a prefill forwards at least one token.
+  int64_t limit = (r.numTokens() - 1) / bs * bs;
+  int64_t first = (cached / chunk + 1) * chunk;
+  if (first > limit)
+    return cached;
+  ++counters_.tierLookups;
+  TierResult held = tier_->contains(keyAt(first).text());
+  if (!held.ok()) {
+    if (held.fault != TierFault::NotFound)
+      ++counters_.tierLoadsFailed;
+    return cached;
+  }
+  std::vector<std::string> keys;
+  s.tierBoundaries.clear();
+  std::vector<BlockHash> h = cache_->prefixHashes(r, limit / bs);
+  for (int64_t b = first; b <= limit; b += chunk) {
+    s.tierBoundaries.push_back(b);
+    keys.push_back(TierKey{tierGeo_.layoutFingerprint, h[size_t(b / bs - 1)]}.text());
+  }
+  s.tierTicket = transfer_->fetch(std::move(keys));
+  s.tierDeadline = Clock::now() + std::chrono::milliseconds(options_.tierLoadDeadlineMs);
+  if (mayWait)
+    return tierAdmit(s, cached, true);
+  return int64_t(-1);
+}
+
+Status Engine::tierRestore(Seq &s) {
+  Seq::TierRestore R = std::move(*s.tierRestore);
+  s.tierRestore.reset();
+  Request &r = s.req;
+  int64_t bs = blockSize_, cb = tierChunk_ / bs, kvb = tierGeo_.kvBlockBytes;
+  if (!cache_->canAppend(r, R.to)) {
+    ++counters_.tierLoadsFailed; // no blocks to land in: recompute
+    return Status::success();
+  }
+  Status a = cache_->appendSlots(r, R.to);
+  if (!a.ok())
+    return a;
+  for (size_t i = 0; i < R.objects.size(); ++i) {
+    const std::string &obj = R.objects[i];
+    int64_t lastBlock = R.boundaries[i] / bs, firstBlock = lastBlock - cb;
+    std::vector<int32_t> ids;
+    int64_t item = 0;
+    for (int64_t j = std::max(firstBlock, R.from / bs); j < lastBlock; ++j, ++item) {
+      const char *src = obj.data() + kTierHeaderBytes + (j - firstBlock) * kvb;
+      Status c = device_->copyToDevice(kvStaging_ + uint64_t(item * kvb), src, uint64_t(kvb));
+      if (!c.ok())
+        return c;
+      ids.push_back(r.blockTable[size_t(j)].value);
+    }
+    Status k = launcher_->run(*blockScatter_, ids, kvStaging_);
+    if (!k.ok())
+      return k;
+    counters_.tierBytesLoaded += int64_t(obj.size());
+  }
+  if (tierGeo_.stateful()) {
+    // The checkpoint of the last boundary, into the request's own group:
+    // the HBM hit's fork source (if any) is not needed any more.
+    const std::string &obj = R.objects.back();
+    const char *ck = obj.data() + kTierHeaderBytes + cb * kvb;
+    if (imageScatter_) {
+      Status c = device_->copyToDevice(imageStaging_, ck, uint64_t(tierGeo_.checkpointBytes));
+      if (!c.ok())
+        return c;
+      Status k = launcher_->run(*imageScatter_, {cache_->slotKernelId(r.state.group)},
+                                imageStaging_);
+      if (!k.ok())
+        return k;
+    } else {
+      int64_t off = 0;
+      for (const SolvedClass *c : layout_.groupClasses()) {
+        const KernelInfo *gk = layout_.groupCopyKernelOf(c->name);
+        int64_t gb = gk->itemBytes;
+        uint64_t at = uint64_t(c->regionOffset.value_or(0)) +
+                      uint64_t(cache_->slotKernelId(r.state.group)) * uint64_t(gb);
+        Status w = device_->copyToDevice(arena_->base() + at, ck + off, uint64_t(gb));
+        if (!w.ok())
+          return w;
+        off += gb;
+      }
+    }
+    r.state.forkSource = GroupId();
+  }
+  Status c = r.setNumCachedTokens(R.to);
+  if (!c.ok())
+    return c;
+  Status h = cache_->hashBlocks(r, R.to - R.from, R.from);
+  if (!h.ok())
+    return h;
+  Status f = forkCopy(s);
+  if (!f.ok())
+    return f;
+  counters_.tierHitTokens += R.to - R.from;
+  outcomes_[s.index].hitTokens = R.to;
+  s.tierSavedTo = std::max(s.tierSavedTo, R.to);
+  return Status::success();
+}
+
+Status Engine::tierSave(Seq &s, int64_t end, bool stateAtEnd) {
+  Request &r = s.req;
+  int64_t bs = blockSize_, chunk = tierChunk_, cb = chunk / bs, kvb = tierGeo_.kvBlockBytes;
+  int64_t next = (s.tierSavedTo / chunk + 1) * chunk;
+  for (int64_t b = next; b <= end; b += chunk) {
+    s.tierSavedTo = b;
+    // The chunks of one save carry the KV; only the one ending where this
+    // forward ended carries the checkpoint (the state of that boundary).
+    bool withState = tierGeo_.stateful() && stateAtEnd && b == end;
+    std::vector<int32_t> ids;
+    for (int64_t j = b / bs - cb; j < b / bs; ++j)
+      ids.push_back(r.blockTable[size_t(j)].value);
+    Status k = launcher_->run(*blockGather_, ids, kvStaging_);
+    if (!k.ok())
+      return k;
+    std::string kv(size_t(cb * kvb), '\0');
+    Status c = device_->copyFromDevice(&kv[0], kvStaging_, uint64_t(kv.size()));
+    if (!c.ok())
+      return c;
+    std::string ck;
+    if (withState) {
+      ck.assign(size_t(tierGeo_.checkpointBytes), '\0');
+      if (imageGather_) {
+        Status g = launcher_->run(*imageGather_, {cache_->slotKernelId(r.state.group)},
+                                  imageStaging_);
+        if (!g.ok())
+          return g;
+        Status d = device_->copyFromDevice(&ck[0], imageStaging_, uint64_t(ck.size()));
+        if (!d.ok())
+          return d;
+      } else {
+        int64_t off = 0;
+        for (const SolvedClass *cl : layout_.groupClasses()) {
+          int64_t gb = layout_.groupCopyKernelOf(cl->name)->itemBytes;
+          uint64_t at = uint64_t(cl->regionOffset.value_or(0)) +
+                        uint64_t(cache_->slotKernelId(r.state.group)) * uint64_t(gb);
+          Status d = device_->copyFromDevice(&ck[size_t(off)], arena_->base() + at, uint64_t(gb));
+          if (!d.ok())
+            return d;
+          off += gb;
+        }
+      }
+    }
+    std::vector<BlockHash> h = cache_->prefixHashes(r, b / bs);
+    TierKey key{tierGeo_.layoutFingerprint, h.back()};
+    ++counters_.tierStoresQueued;
+    if (!transfer_->store(key.text(), encodeTierObject(key, cb, kv, ck), !withState))
+      ++counters_.tierStoresRefused;
+  }
+  return Status::success();
+}
+
+int64_t Engine::tierCut(const Seq &s, int64_t start, int64_t chunk) const {
+  // A stateful object is saved only where a forward ends: end one at the
+  // last boundary a later hit can reach (never the prompt's last block),
+  // so the tail up to it is stored with its checkpoint.
+  if (!transfer_ || !tierGeo_.stateful() || chunk <= 0)
+    return chunk;
+  int64_t last = (s.req.numTokens() - 1) / tierChunk_ * tierChunk_;
+  if (s.tierDemand > start && s.tierDemand < start + chunk)
+    last = s.tierDemand; // the furthest object found without a checkpoint
+  if (last <= start || last >= start + chunk)
+    return chunk;
+  const StateGroupPool *g = cache_->groups();
+  if (s.req.state.forkSource.valid() && g && last - start < g->minForkTokens())
+    return chunk; // the forward after a fork must carry its room
+  return last - start;
+}
+
+Status Engine::drainTier() {
+  if (!transfer_)
+    return Status::success();
+  return transfer_->drain(std::chrono::milliseconds(options_.tierDrainTimeoutMs));
+}
+
+std::pair<std::vector<double>, std::vector<double>> Engine::tierLatencyMicros() const {
+  if (!transfer_)
+    return {};
+  TierTransferCounters c = transfer_->counters();
+  return {c.fetchMicros, c.storeMicros};
 }
 
 double ceilingHitRate(const Trace &trace, const std::vector<RequestOutcome> &out,

@@ -24,7 +24,13 @@ EngineSnapshot &EngineSnapshot::operator+=(const EngineSnapshot &o) {
       &EngineSnapshot::blocksTotal,     &EngineSnapshot::blocksFree,
       &EngineSnapshot::blocksIndexed,   &EngineSnapshot::blocksUsed,
       &EngineSnapshot::groupsTotal,     &EngineSnapshot::groupsFree,
-      &EngineSnapshot::prefixQueryTokens, &EngineSnapshot::prefixHitTokens};
+      &EngineSnapshot::prefixQueryTokens, &EngineSnapshot::prefixHitTokens,
+      &EngineSnapshot::tierLookups,     &EngineSnapshot::tierHitTokens,
+      &EngineSnapshot::tierLoadsFailed, &EngineSnapshot::tierLoadsLate,
+      &EngineSnapshot::tierObjectsRefused, &EngineSnapshot::tierStoresQueued,
+      &EngineSnapshot::tierStoresDone,  &EngineSnapshot::tierStoresFailed,
+      &EngineSnapshot::tierStoresRefused, &EngineSnapshot::tierBytesStored,
+      &EngineSnapshot::tierBytesLoaded};
   for (int64_t EngineSnapshot::*m : members)
     this->*m += o.*m;
   stats += o.stats;

@@ -181,9 +181,9 @@ TierResult decodeTierObject(std::string_view b, const TierKey &key,
   if (geo.kvBlockBytes < 1 || kvBytes != uint64_t(numBlocks) * uint64_t(geo.kvBlockBytes))
     return mismatch(std::to_string(kvBytes) + " KV bytes, expected " +
                     std::to_string(numBlocks) + " x " + std::to_string(geo.kvBlockBytes));
-  if (ckBytes != uint64_t(geo.checkpointBytes))
+  if (ckBytes != 0 && ckBytes != uint64_t(geo.checkpointBytes))
     return mismatch(std::to_string(ckBytes) + " checkpoint bytes, expected " +
-                    std::to_string(geo.checkpointBytes));
+                    std::to_string(geo.checkpointBytes) + " (or none)");
   if (uint64_t(b.size()) - uint64_t(kTierHeaderBytes) != kvBytes + ckBytes)
     return corrupt(std::to_string(b.size()) + " bytes, the header says " +
                    std::to_string(uint64_t(kTierHeaderBytes) + kvBytes + ckBytes));

@@ -51,6 +51,8 @@ struct Args {
   int64_t prefixOutputTokens = 16, maxModelLen = 0, lingerMs = 0, boundaryChurn = 0;
   uint64_t seed = 1;
   std::string progress = "auto";
+  std::string tier;
+  int64_t tierChunk = 0, tierDeadlineMs = 2000;
 };
 
 int fail(const std::string &msg) {
@@ -71,7 +73,9 @@ std::string summaryJson(const Args &a, const RankSet &set, const Trace &trace,
   EngineSnapshot s = set.total();
   const Engine &e = set.rank(0);
   double ceiling = ceilingHitRate(trace, set.outcomes(), e.layout().geometry.hashBlockSize);
-  double hit = s.stats.hit();
+  // Hits from HBM and from the tier (a tier hit is a prefix hit too).
+  int64_t hitTokens = s.stats.cachedTokens + s.tierHitTokens;
+  double hit = s.stats.fullTokens > 0 ? double(hitTokens) / double(s.stats.fullTokens) : 0.0;
   nlohmann::ordered_json j;
   j["artifact"] = a.artifact;
   j["model"] = e.layout().model;
@@ -90,7 +94,7 @@ std::string summaryJson(const Args &a, const RankSet &set, const Trace &trace,
                    {"refused", s.requestsRefused}};
   j["prompt_tokens"] = s.promptTokens;
   j["generated_tokens"] = s.generatedTokens;
-  j["hit_tokens"] = s.stats.cachedTokens;
+  j["hit_tokens"] = hitTokens;
   j["hit_rate"] = hit;
   j["ceiling_hit_rate"] = ceiling;
   j["hit_vs_ceiling"] = ceiling > 0 ? hit / ceiling : 0.0;
@@ -122,6 +126,39 @@ std::string summaryJson(const Args &a, const RankSet &set, const Trace &trace,
                    {"slot_copies", s.slotCopies},
                    {"blocks", s.blocksTotal},
                    {"state_groups", s.groupsTotal}};
+  if (e.hasTier()) {
+    auto lat = e.tierLatencyMicros();
+    int64_t full = s.stats.fullTokens;
+    auto share = [&](int64_t t) { return full > 0 ? double(t) / double(full) : 0.0; };
+    double grid = ceilingHitRate(trace, set.outcomes(), e.tierChunkTokens());
+    j["tier"] = {
+        {"backend", a.tier},
+        {"chunk_tokens", e.tierChunkTokens()},
+        {"ceiling_hit_rate", grid}, // on the objects' grid
+        {"hit_vs_ceiling", grid > 0 ? hit / grid : 0.0},
+        {"hit_tokens", {{"hbm", s.stats.cachedTokens},
+                        {"tier", s.tierHitTokens},
+                        {"recomputed", full - hitTokens}}},
+        {"shares", {{"hbm", share(s.stats.cachedTokens)},
+                    {"tier", share(s.tierHitTokens)},
+                    {"recomputed", share(full - hitTokens)}}},
+        {"lookups", s.tierLookups},
+        {"loads", {{"failed", s.tierLoadsFailed},
+                   {"late", s.tierLoadsLate},
+                   {"objects_refused", s.tierObjectsRefused},
+                   {"bytes", s.tierBytesLoaded},
+                   {"latency_us", {{"p50", percentile(lat.first, 0.5)},
+                                   {"p99", percentile(lat.first, 0.99)},
+                                   {"count", lat.first.size()}}}}},
+        {"stores", {{"queued", s.tierStoresQueued},
+                    {"written", s.tierStoresDone},
+                    {"failed", s.tierStoresFailed},
+                    {"refused", s.tierStoresRefused},
+                    {"bytes", s.tierBytesStored},
+                    {"latency_us", {{"p50", percentile(lat.second, 0.5)},
+                                    {"p99", percentile(lat.second, 0.99)},
+                                    {"count", lat.second.size()}}}}}};
+  }
   j["wall_seconds"] = seconds;
   j["tokens_per_second"] =
       seconds > 0 ? double(s.forwardTokens + s.generatedTokens) / seconds : 0.0;
@@ -244,6 +281,14 @@ int replay(const Args &a) {
   o.elasticBoundary = !a.fixedBoundary;
   o.boundaryChurn = a.boundaryChurn;
   o.modelKernel = a.modelKernel;
+  o.tier = a.tier;
+  o.tierChunkTokens = a.tierChunk;
+  o.tierLoadDeadlineMs = a.tierDeadlineMs;
+  if (!a.tier.empty() && a.ranks > 1)
+    return fail("--tier with --ranks " + std::to_string(a.ranks) +
+                ": each rank would open its own tier (one rank only, for now)");
+  if (!a.tier.empty() && a.noPrefixCache)
+    return fail("--tier with --no-prefix-cache: the tier is keyed by the prefix hashes");
   auto ranks = RankSet::create(*artifact, a.device, o, a.ranks);
   if (!ranks.ok())
     return fail(a.artifact + ": " + ranks.error().message);
@@ -288,7 +333,9 @@ int replay(const Args &a) {
               " prompt + %" PRId64 " generated tokens, hit %.2f%% (ceiling %.2f%%), "
               "%" PRId64 " preemptions, %.1f s\n",
               s.requestsTotal, s.requestsRefused, s.promptTokens, s.generatedTokens,
-              100 * s.stats.hit(),
+              100 * (s.stats.fullTokens > 0 ? double(s.stats.cachedTokens + s.tierHitTokens) /
+                                                  double(s.stats.fullTokens)
+                                            : 0.0),
               100 * ceilingHitRate(*trace, set.outcomes(), e.layout().geometry.hashBlockSize),
               s.preemptions, seconds);
   if (metrics && a.lingerMs > 0)
@@ -312,6 +359,15 @@ int main(int argc, char **argv) {
   rep->add_option("--device", a.device, "host, cuda or hip")
       ->check(CLI::IsMember({"host", "cuda", "hip"}));
   rep->add_flag("--no-prefix-cache", a.noPrefixCache, "run every request cold");
+  rep->add_option("--tier", a.tier,
+                  "offload tier (specs/tier.md): host:SIZE, disk:DIR:SIZE, "
+                  "host:SIZE+disk:DIR:SIZE or redis://[:PASSWORD@]HOST:PORT");
+  rep->add_option("--tier-chunk", a.tierChunk,
+                  "tokens per tier object (0: the checkpoint interval)")
+      ->check(CLI::NonNegativeNumber);
+  rep->add_option("--tier-deadline-ms", a.tierDeadlineMs,
+                  "a tier load later than this recomputes")
+      ->check(CLI::PositiveNumber);
   rep->add_option("--model-kernel", a.modelKernel,
                   "forward through this compiled model kernel (libpoolmodel-MODEL.so, "
                   "built against the artifact's header) instead of the manifest-driven "

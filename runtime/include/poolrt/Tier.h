@@ -108,9 +108,10 @@ constexpr uint32_t kTierFormatVersion = 1;
 std::string encodeTierObject(const TierKey &key, int64_t numBlocks,
                              std::string_view kv, std::string_view checkpoint);
 /// Decodes and checks `bytes` against what the caller expects: the key it
-/// asked for, `numBlocks` blocks of `geo.kvBlockBytes` and a checkpoint of
-/// `geo.checkpointBytes` (a save carries the checkpoint of its last chunk
-/// only, so a stateful geometry's object always has one). Corrupt for bytes
+/// asked for, `numBlocks` blocks of `geo.kvBlockBytes` and either no
+/// checkpoint or one of `geo.checkpointBytes` (a save of several chunks
+/// carries the checkpoint of its last chunk only; a stateful hit must end
+/// at an object that has one). Corrupt for bytes
 /// that are not an intact object, Mismatch for an intact object of another
 /// key, geometry or size.
 TierResult decodeTierObject(std::string_view bytes, const TierKey &key,

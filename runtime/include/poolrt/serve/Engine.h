@@ -38,6 +38,8 @@
 #include "poolrt/Device.h"
 #include "poolrt/Kernels.h"
 #include "poolrt/SolvedLayout.h"
+#include "poolrt/Tier.h"
+#include "poolrt/TierTransfer.h"
 #include "poolrt/serve/ReferenceModel.h"
 #include "poolrt/serve/Trace.h"
 
@@ -82,6 +84,17 @@ struct ServeOptions {
   /// artifact's header) to forward through instead of the manifest-driven
   /// reference model; "": the reference model.
   std::string modelKernel;
+  /// The offload tier (specs/tier.md): a backend for openTier
+  /// ("host:4GiB", "disk:DIR:64GiB", "host:4GiB+disk:DIR:64GiB",
+  /// "redis://[:PASSWORD@]HOST:PORT"); "": none.
+  std::string tier;
+  /// Tokens of one tier object (a multiple of the block size); 0: the
+  /// checkpoint interval, or 256 (rounded up to a block) when it is 0.
+  int64_t tierChunkTokens = 0;
+  /// A tier load not back by then is late: the request recomputes.
+  int64_t tierLoadDeadlineMs = 2000;
+  /// At the end of a run, queued stores must land within this (else error).
+  int64_t tierDrainTimeoutMs = 30000;
 };
 
 /// What happened to one request of the trace.
@@ -115,6 +128,15 @@ struct EngineSnapshot {
   CacheFunnel funnel;
   /// Prefix-cache queries and hits in tokens (the vLLM counter pair).
   int64_t prefixQueryTokens = 0, prefixHitTokens = 0;
+  /// The offload tier (specs/tier.md): admissions that looked it up, the
+  /// tokens it served, loads that failed (backend error or no blocks to
+  /// land in), came too late or were refused (corrupt or mismatched
+  /// objects, removed), stores queued / written / failed / refused (the
+  /// queue was full), and the bytes moved.
+  int64_t tierLookups = 0, tierHitTokens = 0, tierLoadsFailed = 0, tierLoadsLate = 0,
+          tierObjectsRefused = 0, tierStoresQueued = 0, tierStoresDone = 0,
+          tierStoresFailed = 0, tierStoresRefused = 0, tierBytesStored = 0,
+          tierBytesLoaded = 0;
 
   /// Summed member by member (ranks' counters and gauges merge by sum).
   EngineSnapshot &operator+=(const EngineSnapshot &o);
@@ -150,6 +172,14 @@ public:
   const Model &model() const { return *model_; }
   int64_t maxNumSeqs() const { return maxNumSeqs_; }
   int64_t tokenLimit() const { return tokenLimit_; }
+  /// The tier's load and store latencies (microseconds, one per job).
+  std::pair<std::vector<double>, std::vector<double>> tierLatencyMicros() const;
+  bool hasTier() const { return tier_ != nullptr; }
+  /// Tokens of one tier object (0 without a tier).
+  int64_t tierChunkTokens() const { return tierChunk_; }
+  /// Waits for queued tier stores (ServeOptions::tierDrainTimeoutMs);
+  /// run() calls it at the end. Error when they do not land in time.
+  Status drainTier();
   /// What the last step ran: a prefill batch or not, and how many requests.
   std::pair<bool, int64_t> lastStep() const { return lastStep_; }
 
@@ -175,6 +205,13 @@ private:
   void publishSnapshot();
   int64_t acceptedDrafts(const Seq &s) const;
   int32_t stateId(const Seq &s) const;
+  /// Tier: tokens cached once the tier's objects after `cached` are
+  /// loaded (`cached` when none), or -1 while their fetch is in flight.
+  Result<int64_t> tierAdmit(Seq &s, int64_t cached, bool mayWait);
+  Status tierRestore(Seq &s);
+  Status tierSave(Seq &s, int64_t end, bool stateAtEnd);
+  /// A prefill chunk cut to end at the last tier boundary of the prompt.
+  int64_t tierCut(const Seq &s, int64_t start, int64_t chunk) const;
 
   SolvedLayout layout_;
   ServeOptions options_;
@@ -188,6 +225,14 @@ private:
   /// One group_copy per STATE class of the request's group (a fork copies
   /// every class's entries of the source group).
   std::vector<const KernelInfo *> groupCopies_;
+  // The offload tier (null without one).
+  std::unique_ptr<TierBackend> tier_;
+  std::unique_ptr<TierTransfer> transfer_;
+  TierGeometry tierGeo_;
+  int64_t tierChunk_ = 0; // tokens
+  const KernelInfo *blockGather_ = nullptr, *blockScatter_ = nullptr,
+                   *imageGather_ = nullptr, *imageScatter_ = nullptr;
+  DevicePtr kvStaging_{}, imageStaging_{};
   bool stateful_ = false;
   int64_t maxNumSeqs_ = 0, tokenLimit_ = 0, blockSize_ = 0;
 
