@@ -801,6 +801,21 @@ Result<int64_t> Engine::tierAdmit(Seq &s, int64_t cached, bool mayWait) {
     std::vector<BlockHash> h = cache_->prefixHashes(r, boundary / bs);
     return TierKey{tierGeo_.layoutFingerprint, h.back()};
   };
+  if (s.tierRestore) {
+    // Loaded in an earlier pass that could not admit the request: the HBM
+    // hit may have grown since; keep only what lies past it.
+    Seq::TierRestore &R = *s.tierRestore;
+    while (!R.boundaries.empty() && R.boundaries.front() <= cached) {
+      R.boundaries.erase(R.boundaries.begin());
+      R.objects.erase(R.objects.begin());
+    }
+    if (R.to <= cached || R.objects.empty()) {
+      s.tierRestore.reset();
+      return cached;
+    }
+    R.from = cached;
+    return R.to;
+  }
   if (s.tierTicket) {
     if (mayWait)
       (void)transfer_->wait(s.tierTicket, s.tierDeadline);

@@ -14,6 +14,7 @@
 #include <hiredis/hiredis.h>
 
 #include <cerrno>
+#include <chrono>
 #include <cstdlib>
 #include <cstring>
 
@@ -232,12 +233,23 @@ private:
     out = static_cast<redisReply *>(rep);
     return TierResult::success();
   }
+  /// After a failure the server is left alone for a second: a dead or
+  /// silent Redis costs one timeout a second, not one per object.
   template <typename... A> TierResult command(redisReply *&out, const char *fmt, A... args) {
+    auto now = std::chrono::steady_clock::now();
+    if (now < downUntil_)
+      return TierResult::fail(TierFault::Unavailable, lastFailure_ + " (not retried yet)");
     TierResult c = connectLocked();
-    if (!c.ok())
-      return c;
-    return raw(out, fmt, args...);
+    if (c.ok())
+      c = raw(out, fmt, args...);
+    if (!c.ok()) {
+      lastFailure_ = c.message;
+      downUntil_ = std::chrono::steady_clock::now() + std::chrono::seconds(1);
+    }
+    return c;
   }
+  std::chrono::steady_clock::time_point downUntil_{};
+  std::string lastFailure_;
 
   RedisUrl u_;
   int64_t timeoutMs_;

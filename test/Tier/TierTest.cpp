@@ -10,6 +10,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "poolrt/Tier.h"
+#include "poolrt/TierTransfer.h"
 
 #include <gtest/gtest.h>
 
@@ -31,6 +32,7 @@
 #include <cstdlib>
 #include <fstream>
 #include <random>
+#include <condition_variable>
 #include <mutex>
 #include <thread>
 
@@ -533,6 +535,108 @@ TEST(RedisServer, TwoClientsShareOneFleetCacheAndAWrongPasswordIsRefused) {
     EXPECT_NE(bad.error().message.find("AUTH refused"), std::string::npos)
         << bad.error().message;
   }
+}
+
+// --- the transfer thread ------------------------------------------------------
+
+/// A backend whose calls block until the test opens the gate.
+class GatedBackend final : public TierBackend {
+public:
+  std::unique_ptr<TierBackend> inner = makeHostTier(1 << 20);
+  std::mutex mu;
+  std::condition_variable cv;
+  bool open = false;
+  std::atomic<int> calls{0};
+  void wait() {
+    ++calls;
+    std::unique_lock<std::mutex> l(mu);
+    cv.wait(l, [&] { return open; });
+  }
+  void release() {
+    {
+      std::lock_guard<std::mutex> l(mu);
+      open = true;
+    }
+    cv.notify_all();
+  }
+  std::string name() const override { return "gated"; }
+  TierResult put(const std::string &k, std::string_view b) override {
+    wait();
+    return inner->put(k, b);
+  }
+  TierGet get(const std::string &k) override {
+    wait();
+    return inner->get(k);
+  }
+  TierResult contains(const std::string &k) override {
+    wait();
+    return inner->contains(k);
+  }
+  TierResult remove(const std::string &k) override { return inner->remove(k); }
+  TierUsage usage() const override { return inner->usage(); }
+};
+
+TEST(TierTransfer, StoresLandAndFetchesStopAtTheFirstMiss) {
+  auto host = makeHostTier(1 << 20);
+  TierTransfer t(*host, 1 << 20);
+  EXPECT_TRUE(t.store(keyOf(1, 1), "one"));
+  EXPECT_TRUE(t.store(keyOf(1, 2), "two"));
+  EXPECT_TRUE(t.store(keyOf(1, 2), "again")); // held: skipped
+  EXPECT_TRUE(t.store(keyOf(1, 2), "forced", /*skipIfHeld=*/false));
+  ASSERT_TRUE(t.drain(std::chrono::seconds(10)).ok());
+  uint64_t f = t.fetch({keyOf(1, 1), keyOf(1, 2), keyOf(1, 3), keyOf(1, 1)});
+  ASSERT_TRUE(t.wait(f, std::chrono::steady_clock::now() + std::chrono::seconds(10)));
+  auto r = t.take(f);
+  ASSERT_TRUE(r.has_value());
+  ASSERT_EQ(r->results.size(), 3u); // stopped at the miss
+  EXPECT_EQ(r->results[0].bytes, "one");
+  EXPECT_EQ(r->results[1].bytes, "forced");
+  EXPECT_EQ(r->results[2].fault, TierFault::NotFound);
+  EXPECT_FALSE(t.take(f).has_value()); // taken once
+  TierTransferCounters c = t.counters();
+  EXPECT_EQ(c.storesDone, 3);
+  EXPECT_EQ(c.storesSkipped, 1);
+  EXPECT_EQ(c.fetchesDone, 1);
+}
+
+// The seed's P1-1: a fence that misses queued or running transfers. drain
+// sees a store that is queued behind a blocked one and one that is running,
+// and fails (fail-stop) on its timeout instead of returning as if done.
+TEST(TierTransfer, DrainCoversQueuedAndRunningJobsAndFailsOnTimeout) {
+  GatedBackend gated;
+  TierTransfer t(gated, 1 << 20);
+  ASSERT_TRUE(t.store(keyOf(2, 1), "a")); // runs, blocks in the backend
+  ASSERT_TRUE(t.store(keyOf(2, 2), "b")); // queued behind it
+  while (gated.calls.load() == 0)
+    std::this_thread::yield();
+  EXPECT_EQ(t.pending(), 2);
+  Status d = t.drain(std::chrono::milliseconds(100));
+  ASSERT_FALSE(d.ok());
+  EXPECT_EQ(d.error().kind, ErrorKind::Internal);
+  EXPECT_NE(d.error().message.find("2 transfers (1 queued) still pending"), std::string::npos)
+      << d.error().message;
+  gated.release();
+  ASSERT_TRUE(t.drain(std::chrono::seconds(10)).ok());
+  EXPECT_EQ(t.pending(), 0);
+  EXPECT_TRUE(gated.inner->get(keyOf(2, 2)).ok());
+}
+
+TEST(TierTransfer, ALateFetchIsCancelledAndAFullQueueRefusesStores) {
+  GatedBackend gated;
+  TierTransfer t(gated, 10);
+  uint64_t f = t.fetch({keyOf(3, 1)});
+  EXPECT_FALSE(t.wait(f, std::chrono::steady_clock::now() + std::chrono::milliseconds(50)));
+  t.cancel(f); // late: the step thread recomputes
+  EXPECT_TRUE(t.store(keyOf(3, 2), "12345"));
+  EXPECT_TRUE(t.store(keyOf(3, 3), "12345"));
+  EXPECT_FALSE(t.store(keyOf(3, 4), "1")); // 11 > 10 queued bytes: refused, not blocking
+  gated.release();
+  ASSERT_TRUE(t.drain(std::chrono::seconds(10)).ok());
+  EXPECT_FALSE(t.take(f).has_value()); // its result was dropped
+  TierTransferCounters c = t.counters();
+  EXPECT_EQ(c.fetchesCancelled, 1);
+  EXPECT_EQ(c.storesRefused, 1);
+  EXPECT_EQ(c.storesDone, 2);
 }
 
 } // namespace

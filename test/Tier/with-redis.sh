@@ -18,4 +18,5 @@ for _ in $(seq 1 100); do
   sleep 0.05
 done
 redis-cli -p "$port" -a "$pass" --no-auth-warning ping | grep -q PONG || { echo "with-redis: no PONG"; exit 1; }
-POOLC_TEST_REDIS="redis://:$pass@127.0.0.1:$port" "$@"
+# The server's pid, for tests that kill it mid-run.
+POOLC_TEST_REDIS="redis://:$pass@127.0.0.1:$port" POOLC_TEST_REDIS_PID=$pid "$@"
