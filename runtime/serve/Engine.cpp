@@ -187,7 +187,17 @@ Result<std::unique_ptr<Engine>> Engine::create(const Artifact &artifact,
                             std::to_string(e->cache_->interval()) +
                             " do not divide one another (a stateful object ends at a "
                             "checkpoint boundary)");
+    if (chunk > (int64_t(1) << 20))
+      return Error::invalid("tier: objects of " + std::to_string(chunk) +
+                            " tokens (at most 1,048,576)");
+    if (e->stateful_ && !e->tierGeo_.stateful())
+      return Error::invalid("tier: the model's state cannot be checkpointed (a STATE "
+                            "class with transfer none): a tier hit could not restore it");
     e->tierChunk_ = chunk;
+    // Objects of another namespace (weights) or chunk size are another
+    // space: both go into the fingerprint the keys and headers carry.
+    std::string space = options.tierNamespace + "/" + std::to_string(chunk / bs);
+    e->tierGeo_.layoutFingerprint = XXH64(space.data(), space.size(), L.layoutFingerprint);
     e->blockGather_ = L.kernelByKind("block_gather");
     e->blockScatter_ = L.kernelByKind("block_scatter");
     if (!e->blockGather_ || !e->blockScatter_)
@@ -434,6 +444,8 @@ Result<Engine::Batch> Engine::schedule() {
     if (!a.ok())
       return a.error();
     s->tierTried = false;
+    if (transfer_) // what the hit covers was stored by whoever computed it
+      s->tierSavedTo = std::max(s->tierSavedTo, cached / tierChunk_ * tierChunk_);
     RequestOutcome &o = outcomes_[s->index];
     o.hitTokens = cached;
     if (o.promptTokens == 0) { // first admission (not a recompute)
@@ -462,6 +474,11 @@ Result<Engine::Batch> Engine::schedule() {
     b.prefill = true;
     return b;
   }
+  // A pass that admitted tier loads does not decode: a decode short of
+  // blocks would preempt the request just admitted (the latest) and throw
+  // its fetched objects away.
+  if (!b.tierRestores.empty())
+    return b;
   // Decode: every running request, the latest admitted preempted first
   // when blocks run out.
   for (size_t i = 0; i < running_.size(); ++i) {
@@ -778,7 +795,7 @@ void Engine::publishSnapshot() {
   counters_.stats = cache_->stats();
   counters_.funnel = cache_->funnel();
   if (transfer_) {
-    TierTransferCounters t = transfer_->counters();
+    TierTransferCounters t = transfer_->counters(/*latencies=*/false);
     counters_.tierStoresDone = t.storesDone;
     counters_.tierStoresFailed = t.storesFailed;
     counters_.tierBytesStored = t.bytesStored;
@@ -809,7 +826,10 @@ Result<int64_t> Engine::tierAdmit(Seq &s, int64_t cached, bool mayWait) {
       R.boundaries.erase(R.boundaries.begin());
       R.objects.erase(R.objects.begin());
     }
-    if (R.to <= cached || R.objects.empty()) {
+    // The objects must start at or before the hit (it may have shrunk:
+    // its blocks or checkpoint evicted), or blocks between would be left
+    // unwritten and published.
+    if (R.to <= cached || R.objects.empty() || R.boundaries.front() - tierChunk_ > cached) {
       s.tierRestore.reset();
       return cached;
     }
@@ -868,8 +888,8 @@ Result<int64_t> Engine::tierAdmit(Seq &s, int64_t cached, bool mayWait) {
       R.boundaries.pop_back();
       R.objects.pop_back();
     }
-    if (R.objects.empty() || R.to <= cached)
-      return cached;
+    if (R.objects.empty() || R.to <= cached || R.boundaries.front() - chunk > cached)
+      return cached; // nothing past the hit, or a gap before the objects
     s.tierRestore = std::move(R);
     return s.tierRestore->to;
   }
@@ -1019,8 +1039,9 @@ Status Engine::tierSave(Seq &s, int64_t end, bool stateAtEnd) {
     }
     std::vector<BlockHash> h = cache_->prefixHashes(r, b / bs);
     TierKey key{tierGeo_.layoutFingerprint, h.back()};
-    ++counters_.tierStoresQueued;
-    if (!transfer_->store(key.text(), encodeTierObject(key, cb, kv, ck), !withState))
+    if (transfer_->store(key.text(), encodeTierObject(key, cb, kv, ck), !withState))
+      ++counters_.tierStoresQueued;
+    else
       ++counters_.tierStoresRefused;
   }
   return Status::success();

@@ -150,6 +150,7 @@ public:
       return g;
     }
     std::string path = pathOf(key);
+    int64_t indexed = 0;
     {
       std::lock_guard<std::mutex> lock(mu_);
       auto it = index_.find(key);
@@ -158,6 +159,7 @@ public:
         return g;
       }
       lru_.splice(lru_.begin(), lru_, it->second);
+      indexed = it->second->second;
     }
     int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
     if (fd < 0) {
@@ -176,6 +178,15 @@ public:
     if (::fstat(fd, &st) != 0) {
       g.fault = TierFault::Unavailable;
       g.message = "disk tier: stat '" + path + "': " + errnoText(errno);
+      ::close(fd);
+      return g;
+    }
+    // A file that is not the size this tier wrote (grown, truncated or
+    // replaced behind its back) is not read: never a huge allocation.
+    if (int64_t(st.st_size) != indexed) {
+      g.fault = TierFault::Corrupt;
+      g.message = "disk tier: '" + path + "' is " + std::to_string(st.st_size) +
+                  " bytes, it was written with " + std::to_string(indexed);
       ::close(fd);
       return g;
     }

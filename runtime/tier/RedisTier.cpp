@@ -14,6 +14,7 @@
 #include <hiredis/hiredis.h>
 
 #include <cerrno>
+#include <csignal>
 #include <chrono>
 #include <cstdlib>
 #include <cstring>
@@ -28,8 +29,11 @@ struct RedisUrl {
 };
 
 Result<RedisUrl> parseRedisUrl(const std::string &url) {
+  std::string shown = url; // never the password
+  if (size_t at = shown.rfind('@'); at != std::string::npos && shown.size() > 8)
+    shown = "redis://:***" + shown.substr(at);
   auto bad = [&](const std::string &why) {
-    return Error::invalid("redis tier '" + url + "': " + why +
+    return Error::invalid("redis tier '" + shown + "': " + why +
                           " (expected redis://[:PASSWORD@]HOST:PORT[/DB])");
   };
   const std::string scheme = "redis://";
@@ -140,6 +144,8 @@ public:
     if (r->type == REDIS_REPLY_ERROR)
       out = TierResult::fail(TierFault::Unavailable,
                              "redis tier: EXISTS: " + std::string(r->str, r->len));
+    else if (r->type != REDIS_REPLY_INTEGER)
+      out = TierResult::fail(TierFault::Unavailable, "redis tier: EXISTS: unexpected reply type");
     freeReplyObject(r);
     return out;
   }
@@ -152,8 +158,13 @@ public:
     TierResult s = command(r, "DEL %b", key.data(), key.size());
     if (!s.ok())
       return s;
+    TierResult out = r->type == REDIS_REPLY_ERROR
+                         ? TierResult::fail(TierFault::Unavailable,
+                                            "redis tier: DEL " + key + ": " +
+                                                std::string(r->str, r->len))
+                         : TierResult::success();
     freeReplyObject(r);
-    return TierResult::success();
+    return out;
   }
 
   TierUsage usage() const override { return {}; }
@@ -259,6 +270,10 @@ private:
 } // namespace
 
 Result<std::unique_ptr<TierBackend>> openRedisTier(const RedisTierOptions &o) {
+  // hiredis writes with write(): a server that closes the connection in
+  // the middle of a large SET would raise SIGPIPE and kill the process.
+  // Ignored process-wide, the write fails with EPIPE: an Unavailable.
+  std::signal(SIGPIPE, SIG_IGN);
   auto u = parseRedisUrl(o.url);
   if (!u.ok())
     return u.error();

@@ -9,6 +9,15 @@ using Clock = std::chrono::steady_clock;
 double microsSince(Clock::time_point t0) {
   return std::chrono::duration<double, std::micro>(Clock::now() - t0).count();
 }
+/// Latency samples: the first 4,096 kept, then each new one replaces a
+/// slot, so memory and the copy a scrape makes stay bounded.
+void sample(std::vector<double> &v, double us) {
+  constexpr size_t kMax = 4096;
+  if (v.size() < kMax)
+    v.push_back(us);
+  else
+    v[size_t(us * 1000) % kMax] = us;
+}
 } // namespace
 
 TierTransfer::TierTransfer(TierBackend &backend, int64_t maxQueuedBytes)
@@ -102,7 +111,7 @@ void TierTransfer::loop() {
       else if (r.ok()) {
         ++counters_.storesDone;
         counters_.bytesStored += int64_t(j.bytes.size());
-        counters_.storeMicros.push_back(us);
+        sample(counters_.storeMicros, us);
       } else
         ++counters_.storesFailed;
     } else {
@@ -110,7 +119,7 @@ void TierTransfer::loop() {
       for (const std::string &k : j.keys) {
         {
           std::lock_guard<std::mutex> l(mu_);
-          if (cancelled_.count(j.ticket))
+          if (cancelled_.count(j.ticket) || stopping_)
             break;
         }
         TierGet g = backend_.get(k);
@@ -127,7 +136,7 @@ void TierTransfer::loop() {
         ++counters_.fetchesDone;
         for (const TierGet &g : f.results)
           counters_.bytesFetched += int64_t(g.bytes.size());
-        counters_.fetchMicros.push_back(f.micros);
+        sample(counters_.fetchMicros, f.micros);
         done_[j.ticket] = std::move(f);
         fetched_.notify_all();
       }
@@ -154,9 +163,22 @@ int64_t TierTransfer::pending() const {
   return pending_;
 }
 
-TierTransferCounters TierTransfer::counters() const {
+TierTransferCounters TierTransfer::counters(bool latencies) const {
   std::lock_guard<std::mutex> lock(mu_);
-  return counters_;
+  if (latencies)
+    return counters_;
+  TierTransferCounters c;
+  c.storesQueued = counters_.storesQueued;
+  c.storesDone = counters_.storesDone;
+  c.storesSkipped = counters_.storesSkipped;
+  c.storesFailed = counters_.storesFailed;
+  c.storesRefused = counters_.storesRefused;
+  c.fetches = counters_.fetches;
+  c.fetchesDone = counters_.fetchesDone;
+  c.fetchesCancelled = counters_.fetchesCancelled;
+  c.bytesStored = counters_.bytesStored;
+  c.bytesFetched = counters_.bytesFetched;
+  return c;
 }
 
 } // namespace poolrt

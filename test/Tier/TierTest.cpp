@@ -420,6 +420,14 @@ TEST(DiskTier, AFileDamagedOnDiskIsRefusedByTheCodec) {
   ASSERT_TRUE(got.ok());
   TierObjectView v;
   EXPECT_EQ(decodeTierObject(got.bytes, k, g, 1, v).fault, TierFault::Corrupt);
+  // A file grown behind the tier's back is not read at all.
+  {
+    std::ofstream f(dir + "/" + file + ".obj", std::ios::app | std::ios::binary);
+    f << "more";
+  }
+  TierGet grown = t->get(k.text());
+  EXPECT_EQ(grown.fault, TierFault::Corrupt);
+  EXPECT_NE(grown.message.find("it was written with"), std::string::npos) << grown.message;
 }
 
 TEST(DiskTier, BadOptionsAreRefused) {

@@ -51,7 +51,7 @@ struct Args {
   int64_t prefixOutputTokens = 16, maxModelLen = 0, lingerMs = 0, boundaryChurn = 0;
   uint64_t seed = 1;
   std::string progress = "auto";
-  std::string tier;
+  std::string tier, tierNamespace;
   int64_t tierChunk = 0, tierDeadlineMs = 2000;
 };
 
@@ -66,6 +66,15 @@ double percentile(std::vector<double> v, double p) {
   std::sort(v.begin(), v.end());
   size_t i = size_t(p * double(v.size() - 1) + 0.5);
   return v[std::min(i, v.size() - 1)];
+}
+
+/// A tier spec with a Redis password replaced by "***".
+std::string redactTierSpec(std::string spec) {
+  size_t at = spec.rfind('@');
+  size_t scheme = spec.find("://");
+  if (at != std::string::npos && scheme != std::string::npos && at > scheme)
+    spec = spec.substr(0, scheme + 3) + ":***" + spec.substr(at);
+  return spec;
 }
 
 std::string summaryJson(const Args &a, const RankSet &set, const Trace &trace,
@@ -132,7 +141,7 @@ std::string summaryJson(const Args &a, const RankSet &set, const Trace &trace,
     auto share = [&](int64_t t) { return full > 0 ? double(t) / double(full) : 0.0; };
     double grid = ceilingHitRate(trace, set.outcomes(), e.tierChunkTokens());
     j["tier"] = {
-        {"backend", a.tier},
+        {"backend", redactTierSpec(a.tier)},
         {"chunk_tokens", e.tierChunkTokens()},
         {"ceiling_hit_rate", grid}, // on the objects' grid
         {"hit_vs_ceiling", grid > 0 ? hit / grid : 0.0},
@@ -283,6 +292,7 @@ int replay(const Args &a) {
   o.modelKernel = a.modelKernel;
   o.tier = a.tier;
   o.tierChunkTokens = a.tierChunk;
+  o.tierNamespace = a.tierNamespace;
   o.tierLoadDeadlineMs = a.tierDeadlineMs;
   if (!a.tier.empty() && a.ranks > 1)
     return fail("--tier with --ranks " + std::to_string(a.ranks) +
@@ -365,6 +375,8 @@ int main(int argc, char **argv) {
   rep->add_option("--tier-chunk", a.tierChunk,
                   "tokens per tier object (0: the checkpoint interval)")
       ->check(CLI::NonNegativeNumber);
+  rep->add_option("--tier-namespace", a.tierNamespace,
+                  "what the tier's objects depend on besides the layout (the weights)");
   rep->add_option("--tier-deadline-ms", a.tierDeadlineMs,
                   "a tier load later than this recomputes")
       ->check(CLI::PositiveNumber);

@@ -73,7 +73,9 @@ public:
   /// stop, not go on as if the jobs had landed.
   Status drain(std::chrono::milliseconds timeout);
   int64_t pending() const;
-  TierTransferCounters counters() const;
+  /// The counters; the latency samples only when `latencies` (a scrape
+  /// per step need not copy them).
+  TierTransferCounters counters(bool latencies = true) const;
 
 private:
   struct Job {

@@ -91,6 +91,10 @@ struct ServeOptions {
   /// Tokens of one tier object (a multiple of the block size); 0: the
   /// checkpoint interval, or 256 (rounded up to a block) when it is 0.
   int64_t tierChunkTokens = 0;
+  /// What else the tier's objects depend on besides the layout (the
+  /// weights: a model name and revision, a checkpoint hash): runs that
+  /// differ here never share objects.
+  std::string tierNamespace;
   /// A tier load not back by then is late: the request recomputes.
   int64_t tierLoadDeadlineMs = 2000;
   /// At the end of a run, queued stores must land within this (else error).
