@@ -14,7 +14,7 @@ trap 'rm -rf "$W"' EXIT
 python3 "$ROOT/bench/tier/make_seed_trace.py" "$W/seed.jsonl" "$N" 1
 echo "| model (HBM budget) | backend | HBM | tier | recomputed | hit | 256-grid ceiling | hit / ceiling | late / failed loads | load p50 / p99 ms | outputs | wall s |"
 echo "|---|---|---|---|---|---|---|---|---|---|---|---|"
-for spec in "qwen3.5-27b 2GiB" "deepseek-v4-flash-dspark-fp8 110MiB" "llama-3.1-8b 1GiB"; do
+for spec in ${MODELS:-"qwen3.5-27b 2GiB" "deepseek-v4-flash-dspark-fp8 110MiB" "llama-3.1-8b 1GiB"}; do
   set -- $spec
   m=$1 budget=$2
   "$B/bin/poolc" "$ROOT/models/$m.yaml" --budget "$budget" --max-num-seqs 4 --targets host -o "$W/$m.poolpack"
