@@ -194,6 +194,12 @@ Result<std::unique_ptr<Engine>> Engine::create(const Artifact &artifact,
       return Error::invalid("tier: the model's state cannot be checkpointed (a STATE "
                             "class with transfer none): a tier hit could not restore it");
     e->tierChunk_ = chunk;
+    // Fork classes: each class's group span, in the checkpoint's order
+    // (tierGeometryOf sums the same group_copy items).
+    if (!cfg->pagedCheckpoints)
+      for (const SolvedClass *c : L.groupClasses())
+        if (const KernelInfo *k = L.groupCopyKernelOf(c->name))
+          e->tierGroupSpans_.push_back({uint64_t(c->regionOffset.value_or(0)), k->itemBytes});
     // Objects of another namespace (weights) or chunk size are another
     // space: both go into the fingerprint the keys and headers carry.
     std::string space = options.tierNamespace + "/" + std::to_string(chunk / bs);
@@ -814,9 +820,14 @@ EngineSnapshot Engine::snapshot() const {
 Result<int64_t> Engine::tierAdmit(Seq &s, int64_t cached, bool mayWait) {
   Request &r = s.req;
   int64_t bs = blockSize_, chunk = tierChunk_;
+  // Never the last block: a prefill forwards at least one token.
+  int64_t limit = (r.numTokens() - 1) / bs * bs;
+  // The chained hashes up to the limit, once (cached on the request).
+  std::vector<BlockHash> hashes;
   auto keyAt = [&](int64_t boundary) {
-    std::vector<BlockHash> h = cache_->prefixHashes(r, boundary / bs);
-    return TierKey{tierGeo_.layoutFingerprint, h.back()};
+    if (hashes.empty())
+      hashes = cache_->prefixHashes(r, limit / bs);
+    return TierKey{tierGeo_.layoutFingerprint, hashes[size_t(boundary / bs - 1)]};
   };
   if (s.tierRestore) {
     // Loaded in an earlier pass that could not admit the request: the HBM
@@ -896,8 +907,6 @@ Result<int64_t> Engine::tierAdmit(Seq &s, int64_t cached, bool mayWait) {
   if (s.tierTried)
     return cached;
   s.tierTried = true;
-  // Never the last block: a prefill forwards at least one token.
-  int64_t limit = (r.numTokens() - 1) / bs * bs;
   int64_t first = (cached / chunk + 1) * chunk;
   if (first > limit)
     return cached;
@@ -910,10 +919,9 @@ Result<int64_t> Engine::tierAdmit(Seq &s, int64_t cached, bool mayWait) {
   }
   std::vector<std::string> keys;
   s.tierBoundaries.clear();
-  std::vector<BlockHash> h = cache_->prefixHashes(r, limit / bs);
   for (int64_t b = first; b <= limit; b += chunk) {
     s.tierBoundaries.push_back(b);
-    keys.push_back(TierKey{tierGeo_.layoutFingerprint, h[size_t(b / bs - 1)]}.text());
+    keys.push_back(keyAt(b).text());
   }
   s.tierTicket = transfer_->fetch(std::move(keys));
   s.tierDeadline = Clock::now() + std::chrono::milliseconds(options_.tierLoadDeadlineMs);
@@ -966,11 +974,8 @@ Status Engine::tierRestore(Seq &s) {
         return k;
     } else {
       int64_t off = 0;
-      for (const SolvedClass *c : layout_.groupClasses()) {
-        const KernelInfo *gk = layout_.groupCopyKernelOf(c->name);
-        int64_t gb = gk->itemBytes;
-        uint64_t at = uint64_t(c->regionOffset.value_or(0)) +
-                      uint64_t(cache_->slotKernelId(r.state.group)) * uint64_t(gb);
+      for (const auto &[region, gb] : tierGroupSpans_) {
+        uint64_t at = region + uint64_t(cache_->slotKernelId(r.state.group)) * uint64_t(gb);
         Status w = device_->copyToDevice(arena_->base() + at, ck + off, uint64_t(gb));
         if (!w.ok())
           return w;
@@ -1026,10 +1031,8 @@ Status Engine::tierSave(Seq &s, int64_t end, bool stateAtEnd) {
           return d;
       } else {
         int64_t off = 0;
-        for (const SolvedClass *cl : layout_.groupClasses()) {
-          int64_t gb = layout_.groupCopyKernelOf(cl->name)->itemBytes;
-          uint64_t at = uint64_t(cl->regionOffset.value_or(0)) +
-                        uint64_t(cache_->slotKernelId(r.state.group)) * uint64_t(gb);
+        for (const auto &[region, gb] : tierGroupSpans_) {
+          uint64_t at = region + uint64_t(cache_->slotKernelId(r.state.group)) * uint64_t(gb);
           Status d = device_->copyFromDevice(&ck[size_t(off)], arena_->base() + at, uint64_t(gb));
           if (!d.ok())
             return d;

@@ -103,7 +103,7 @@ public:
 
   TierResult put(const std::string &key, std::string_view bytes) override {
     if (!validTierKey(key))
-      return invalidKey(key);
+      return invalidTierKey(key);
     if (int64_t(bytes.size()) > o_.capBytes)
       return TierResult::fail(TierFault::TooLarge,
                               "disk tier: object " + key + " of " + std::to_string(bytes.size()) +
@@ -144,7 +144,7 @@ public:
   TierGet get(const std::string &key) override {
     TierGet g;
     if (!validTierKey(key)) {
-      TierResult r = invalidKey(key);
+      TierResult r = invalidTierKey(key);
       g.fault = r.fault;
       g.message = r.message;
       return g;
@@ -212,7 +212,7 @@ public:
 
   TierResult contains(const std::string &key) override {
     if (!validTierKey(key))
-      return invalidKey(key);
+      return invalidTierKey(key);
     std::lock_guard<std::mutex> lock(mu_);
     return index_.count(key) ? TierResult::success()
                              : TierResult::fail(TierFault::NotFound, "");
@@ -220,7 +220,7 @@ public:
 
   TierResult remove(const std::string &key) override {
     if (!validTierKey(key))
-      return invalidKey(key);
+      return invalidTierKey(key);
     std::lock_guard<std::mutex> lock(mu_);
     if (index_.count(key)) {
       eraseIndexLocked(key);
@@ -247,10 +247,6 @@ public:
   int64_t leftovers() const { return leftovers_; }
 
 private:
-  static TierResult invalidKey(const std::string &key) {
-    return TierResult::fail(TierFault::Invalid, "tier key '" + key.substr(0, 64) +
-                                                    "' is not 1-200 of [A-Za-z0-9/.-]");
-  }
   std::string pathOf(const std::string &key) const {
     std::string n = key;
     std::replace(n.begin(), n.end(), '/', '_');

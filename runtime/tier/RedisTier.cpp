@@ -83,7 +83,7 @@ public:
 
   TierResult put(const std::string &key, std::string_view bytes) override {
     if (!validTierKey(key))
-      return invalidKey(key);
+      return invalidTierKey(key);
     std::lock_guard<std::mutex> lock(mu_);
     redisReply *r = nullptr;
     TierResult s = command(r, "SET %b %b", key.data(), key.size(), bytes.data(), bytes.size());
@@ -103,7 +103,7 @@ public:
   TierGet get(const std::string &key) override {
     TierGet g;
     if (!validTierKey(key)) {
-      TierResult r = invalidKey(key);
+      TierResult r = invalidTierKey(key);
       g.fault = r.fault;
       g.message = r.message;
       return g;
@@ -132,7 +132,7 @@ public:
 
   TierResult contains(const std::string &key) override {
     if (!validTierKey(key))
-      return invalidKey(key);
+      return invalidTierKey(key);
     std::lock_guard<std::mutex> lock(mu_);
     redisReply *r = nullptr;
     TierResult s = command(r, "EXISTS %b", key.data(), key.size());
@@ -152,7 +152,7 @@ public:
 
   TierResult remove(const std::string &key) override {
     if (!validTierKey(key))
-      return invalidKey(key);
+      return invalidTierKey(key);
     std::lock_guard<std::mutex> lock(mu_);
     redisReply *r = nullptr;
     TierResult s = command(r, "DEL %b", key.data(), key.size());
@@ -218,10 +218,6 @@ public:
   std::mutex mu_;
 
 private:
-  static TierResult invalidKey(const std::string &key) {
-    return TierResult::fail(TierFault::Invalid, "tier key '" + key.substr(0, 64) +
-                                                    "' is not 1-200 of [A-Za-z0-9/.-]");
-  }
   std::string where() const {
     return "redis tier " + u_.host + ":" + std::to_string(u_.port);
   }

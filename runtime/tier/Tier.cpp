@@ -92,6 +92,11 @@ bool validTierKey(const std::string &key) {
   return key.find("..") == std::string::npos;
 }
 
+TierResult invalidTierKey(const std::string &key) {
+  return TierResult::fail(TierFault::Invalid, "tier key '" + key.substr(0, 64) +
+                                                  "' is not 1-200 of [A-Za-z0-9/.-]");
+}
+
 namespace {
 
 void put32(std::string &s, size_t at, uint32_t v) {
@@ -202,10 +207,6 @@ TierResult decodeTierObject(std::string_view b, const TierKey &key,
 
 namespace {
 
-TierResult badKey(const std::string &key) {
-  return TierResult::fail(TierFault::Invalid, "tier key '" + key.substr(0, 64) +
-                                                  "' is not 1-200 of [A-Za-z0-9/.-]");
-}
 
 class HostTier final : public TierBackend {
 public:
@@ -214,7 +215,7 @@ public:
 
   TierResult put(const std::string &key, std::string_view bytes) override {
     if (!validTierKey(key))
-      return badKey(key);
+      return invalidTierKey(key);
     if (int64_t(bytes.size()) > cap_)
       return TierResult::fail(TierFault::TooLarge,
                               "host tier: object " + key + " of " +
@@ -235,7 +236,7 @@ public:
   TierGet get(const std::string &key) override {
     TierGet g;
     if (!validTierKey(key)) {
-      TierResult r = badKey(key);
+      TierResult r = invalidTierKey(key);
       g.fault = r.fault;
       g.message = r.message;
       return g;
@@ -253,7 +254,7 @@ public:
 
   TierResult contains(const std::string &key) override {
     if (!validTierKey(key))
-      return badKey(key);
+      return invalidTierKey(key);
     std::lock_guard<std::mutex> lock(mu_);
     return index_.count(key) ? TierResult::success()
                              : TierResult::fail(TierFault::NotFound, "");
@@ -261,7 +262,7 @@ public:
 
   TierResult remove(const std::string &key) override {
     if (!validTierKey(key))
-      return badKey(key);
+      return invalidTierKey(key);
     std::lock_guard<std::mutex> lock(mu_);
     eraseLocked(key);
     return TierResult::success();

@@ -147,6 +147,8 @@ public:
 };
 
 bool validTierKey(const std::string &key);
+/// The Invalid result every backend gives for a key validTierKey refuses.
+TierResult invalidTierKey(const std::string &key);
 
 /// Host memory, LRU, capped in bytes.
 std::unique_ptr<TierBackend> makeHostTier(int64_t capBytes);

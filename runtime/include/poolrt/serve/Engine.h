@@ -237,6 +237,9 @@ private:
   const KernelInfo *blockGather_ = nullptr, *blockScatter_ = nullptr,
                    *imageGather_ = nullptr, *imageScatter_ = nullptr;
   DevicePtr kvStaging_{}, imageStaging_{};
+  /// Fork classes: (region offset, group bytes) of each class of the
+  /// request's group, the order a checkpoint image concatenates them.
+  std::vector<std::pair<uint64_t, int64_t>> tierGroupSpans_;
   bool stateful_ = false;
   int64_t maxNumSeqs_ = 0, tokenLimit_ = 0, blockSize_ = 0;
 
