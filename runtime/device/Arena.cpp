@@ -132,7 +132,8 @@ Result<TensorView> DeviceArena::classRegion(const std::string &name) const {
   if (!c->regionOffset)
     return Error{ErrorKind::Lookup,
                  "class '" + name + "' lives in the row-space planes"};
-  return bytesView(c->entries, c->entryBytes, *c->regionOffset);
+  return bytesView(c->entries, impl_->layout.regionEntryBytes(*c),
+                   *c->regionOffset);
 }
 
 std::vector<std::string> DeviceArena::fieldNames() const {

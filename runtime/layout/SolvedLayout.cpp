@@ -859,6 +859,17 @@ const KernelInfo *SolvedLayout::groupCopyKernelOf(const std::string &className) 
   return nullptr;
 }
 
+int64_t SolvedLayout::regionEntryBytes(const SolvedClass &c) const {
+  if (!c.regionOffset)
+    return 0;
+  if (rowSpace && c.name == rowSpace->pageClass)
+    // The envelope lives in the planes; the region holds the declared rest
+    // (specs/report-schema.md, entry_bytes).
+    return std::max<int64_t>(0, c.entryBytes -
+                                    rowSpace->envelopeRows * rowSpace->rowBytes);
+  return c.entryBytes;
+}
+
 const SolvedArena *SolvedLayout::arenaOf(const std::string &className) const {
   for (const SolvedArena &a : arenas)
     if (a.className == className)

@@ -2,6 +2,8 @@
 //
 //   pool-explore MODEL.yaml --budget SIZE --max-num-seqs N [--param K=V]...
 //       [--sweep budget=A..B[:STEPS]] [--vary NAME=V1,V2,...] [--width COLS]
+//       [--html DIR [--compare OTHER.yaml|OTHER.poolpack]]
+//   pool-explore --artifact X.poolpack [--html DIR [--compare OTHER]]
 //
 // Shows the pools and entry classes, the history the budget buys, the plane
 // assignment and its slack, and an ASCII map of the row space. --sweep and
@@ -10,11 +12,20 @@
 // (models/x-fp8.yaml -> models/x-bf16.yaml); any other NAME is a model
 // parameter.
 //
+// --html DIR writes the same plan as a self-contained page (index.html, the
+// report as report.json, the page's data as explore.json): the row space
+// drawn to scale, the tables, the sweep and --vary as plots, and with
+// --compare the difference to a second layout. The page is a viewer of the
+// data computed here (poolrt/Explore.h); it opens from file://.
+//
 //===----------------------------------------------------------------------===//
 
 #include "codegen/Report.h"
 #include "dialects/Pool/Yaml/ModelDecl.h"
+#include "poolrt/Artifact.h"
 #include "poolrt/Checked.h"
+#include "poolrt/Explore.h"
+#include "poolrt/SolvedLayout.h"
 #include "tools/lib/Driver.h"
 #include "tools/lib/Output.h"
 #include "tools/lib/SizeArg.h"
@@ -24,22 +35,31 @@
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/Format.h"
+#include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/InitLLVM.h"
 #include "llvm/Support/raw_ostream.h"
 
 #include <algorithm>
+#include <optional>
 
 using namespace mlir;
 namespace cl = llvm::cl;
 
 static cl::OptionCategory cat("pool-explore options");
 static cl::opt<std::string> inputFile(cl::Positional, cl::desc("<model.yaml>"),
-                                      cl::Required, cl::cat(cat));
-static cl::opt<std::string> budgetArg("budget", cl::desc("bytes for the pools"),
-                                      cl::value_desc("SIZE"), cl::Required,
                                       cl::cat(cat));
+static cl::opt<std::string> budgetArg("budget", cl::desc("bytes for the pools"),
+                                      cl::value_desc("SIZE"), cl::cat(cat));
 static cl::opt<int64_t> maxNumSeqs("max-num-seqs", cl::desc("requests in flight"),
-                                   cl::Required, cl::cat(cat));
+                                   cl::init(-1), cl::cat(cat));
+static cl::opt<std::string> artifactArg("artifact",
+                                        cl::desc("explore a compiled .poolpack instead of a model"),
+                                        cl::value_desc("X.poolpack"), cl::cat(cat));
+static cl::opt<std::string> htmlDir("html", cl::desc("write the page into DIR"),
+                                    cl::value_desc("DIR"), cl::cat(cat));
+static cl::opt<std::string> compareArg(
+    "compare", cl::desc("diff against a second model (same budget) or artifact"),
+    cl::value_desc("OTHER"), cl::cat(cat));
 static cl::list<std::string> params("param", cl::desc("override a model parameter"),
                                     cl::value_desc("NAME=VALUE"), cl::cat(cat));
 static cl::opt<std::string> sweep("sweep", cl::desc("budget=A..B[:STEPS]"),
@@ -277,16 +297,10 @@ void printTable(const std::vector<Row> &rows, llvm::raw_ostream &os) {
       continue;
     }
     const poolrt::SolvedLayout &r = row.c.layout;
-    int64_t page = 0, state = 0;
-    for (const poolrt::SolvedClass &c : r.classes) {
-      if (c.isPage())
-        page = c.entryBytes;
-      else
-        state += c.entryBytes * c.entriesPerReq;
-    }
-    int64_t bs = r.geometry.blockSize;
+    poolrt::explore::PointNumbers n = poolrt::explore::pointNumbers(r);
+    int64_t page = n.pageEntryBytes, state = n.stateBytesPerReq;
     int64_t seqs = r.inputs.maxNumSeqs;
-    int64_t tokens = r.pagedEntries * bs;
+    int64_t tokens = n.tokens;
     std::string slack = "-";
     if (r.rowSpace)
       slack = pct(r.rowSpace->planeSlackFraction);
@@ -294,7 +308,7 @@ void printTable(const std::vector<Row> &rows, llvm::raw_ostream &os) {
                        commas(page).c_str(), commas(state).c_str(),
                        commas(r.pagedEntries).c_str(),
                        commas(tokens).c_str(),
-                       seqs ? commas(tokens / seqs).c_str() : "-",
+                       seqs ? commas(n.tokensPerSeq).c_str() : "-",
                        slack.c_str());
   }
 }
@@ -304,6 +318,71 @@ int fail(const std::string &msg) {
   return 2;
 }
 
+/// The layout of a compiled artifact.
+bool readArtifactLayout(const std::string &path, poolrt::SolvedLayout &out,
+                        std::string &error) {
+  auto art = poolrt::readArtifactFile(path);
+  if (!art) {
+    error = path + ": " + art.error().message;
+    return false;
+  }
+  auto layout = poolrt::readSolvedLayout(*art);
+  if (!layout) {
+    error = path + ": " + layout.error().message;
+    return false;
+  }
+  out = layout.take();
+  return true;
+}
+
+bool isArtifactPath(llvm::StringRef p) { return p.ends_with(".poolpack"); }
+
+/// Writes `text` to DIR/name through a temporary file and a rename, so a
+/// failed run leaves the previous file whole.
+bool writeFileAtomic(const std::string &dir, const std::string &name,
+                     const std::string &text, std::string &error) {
+  std::string path = dir + "/" + name;
+  std::string tmp = path + ".tmp";
+  {
+    std::error_code ec;
+    llvm::raw_fd_ostream os(tmp, ec);
+    if (ec) {
+      error = "cannot write " + tmp + ": " + ec.message();
+      return false;
+    }
+    os << text;
+    os.close();
+    if (os.has_error()) {
+      error = "cannot write " + tmp + ": " + os.error().message();
+      os.clear_error();
+      llvm::sys::fs::remove(tmp);
+      return false;
+    }
+  }
+  if (std::error_code ec = llvm::sys::fs::rename(tmp, path)) {
+    error = "cannot rename " + tmp + " to " + path + ": " + ec.message();
+    llvm::sys::fs::remove(tmp);
+    return false;
+  }
+  return true;
+}
+
+std::vector<poolrt::explore::Point> pointsOf(const std::vector<Row> &rows,
+                                           const std::vector<int64_t> &budgets) {
+  std::vector<poolrt::explore::Point> out;
+  for (size_t i = 0; i < rows.size(); ++i) {
+    poolrt::explore::Point p;
+    p.label = rows[i].label;
+    p.budget = budgets[i];
+    if (rows[i].c.error.empty())
+      p.layout = &rows[i].c.layout;
+    else
+      p.error = rows[i].c.error;
+    out.push_back(std::move(p));
+  }
+  return out;
+}
+
 } // namespace
 
 int main(int argc, char **argv) {
@@ -311,26 +390,53 @@ int main(int argc, char **argv) {
   cl::HideUnrelatedOptions(cat);
   cl::ParseCommandLineOptions(argc, argv, "pool-explore: a model's plan and how it moves\n");
   std::string why;
-  auto budget = ::pool::parseByteSize(budgetArg, why);
-  if (!budget)
-    return fail("--budget '" + budgetArg + "': " + why);
-  if (maxNumSeqs < 0)
-    return fail("--max-num-seqs must be >= 0");
-  Overrides ps;
-  for (const std::string &p : params) {
-    std::pair<std::string, std::string> kv;
-    if (!::pool::parseParamArg(p, kv, why))
-      return fail("--param " + why);
-    ps.push_back(kv);
-  }
+  bool fromArtifact = !artifactArg.empty();
+  if (fromArtifact && !inputFile.empty())
+    return fail("give a model file or --artifact, not both");
+  if (!fromArtifact && inputFile.empty())
+    return fail("no model file given (pool-explore MODEL.yaml --budget SIZE "
+                "--max-num-seqs N, or --artifact X.poolpack)");
+  if (fromArtifact && (!sweep.empty() || !vary.empty()))
+    return fail("--sweep and --vary compile a model file; an artifact holds one "
+                "layout");
+  if (!compareArg.empty() && htmlDir.empty())
+    return fail("--compare draws its diff into the page: give --html DIR");
 
-  Compiled base = compile(inputFile, ps, *budget, maxNumSeqs);
-  if (!base.error.empty()) {
-    llvm::errs() << base.error << "\n";
-    return 1;
+  Compiled base;
+  Overrides ps;
+  std::optional<int64_t> budget;
+  if (fromArtifact) {
+    if (!budgetArg.empty() || maxNumSeqs >= 0)
+      return fail("--budget and --max-num-seqs come from the artifact");
+    if (!readArtifactLayout(artifactArg, base.layout, why))
+      return fail(why);
+    budget = base.layout.inputs.budgetBytes;
+    maxNumSeqs = base.layout.inputs.maxNumSeqs;
+  } else {
+    if (budgetArg.empty())
+      return fail("--budget SIZE is required with a model file");
+    if (maxNumSeqs < 0)
+      return fail("--max-num-seqs N (>= 0) is required with a model file");
+    budget = ::pool::parseByteSize(budgetArg, why);
+    if (!budget)
+      return fail("--budget '" + budgetArg + "': " + why);
+    for (const std::string &p : params) {
+      std::pair<std::string, std::string> kv;
+      if (!::pool::parseParamArg(p, kv, why))
+        return fail("--param " + why);
+      ps.push_back(kv);
+    }
+    base = compile(inputFile, ps, *budget, maxNumSeqs);
+    if (!base.error.empty()) {
+      llvm::errs() << base.error << "\n";
+      return 1;
+    }
   }
   printPlan(base.layout, llvm::outs());
 
+  std::vector<Row> sweepRows, varyRows;
+  std::vector<int64_t> sweepBudgets, varyBudgets;
+  std::string varyName;
   if (!sweep.empty()) {
     llvm::StringRef s(sweep);
     if (!s.consume_front("budget="))
@@ -349,19 +455,20 @@ int main(int argc, char **argv) {
       return fail("--sweep STEPS must be an integer in 2..1000");
     if (*b < *a)
       return fail("--sweep needs A <= B");
-    std::vector<Row> rows;
     for (unsigned i = 0; i < steps; ++i) {
       int64_t point = *a + int64_t(((unsigned __int128)(*b - *a) * i) / (steps - 1));
-      rows.push_back({gib(point), compile(inputFile, ps, point, maxNumSeqs)});
+      sweepRows.push_back({gib(point), compile(inputFile, ps, point, maxNumSeqs)});
+      sweepBudgets.push_back(point);
     }
     llvm::outs() << "\nsweep over the budget (" << maxNumSeqs << " sequences)\n";
-    printTable(rows, llvm::outs());
+    printTable(sweepRows, llvm::outs());
   }
 
   if (!vary.empty()) {
     auto [name, valuesText] = llvm::StringRef(vary).split('=');
     if (name.empty() || valuesText.empty())
       return fail("--vary takes NAME=V1,V2,...");
+    varyName = name.str();
     llvm::SmallVector<llvm::StringRef> values;
     valuesText.split(values, ',');
     // A declared parameter (integer or dtype) is varied as --param; the
@@ -380,7 +487,6 @@ int main(int argc, char **argv) {
           declared |= p.first == name;
       }
     }
-    std::vector<Row> rows;
     for (llvm::StringRef v : values) {
       if (name == "dtype" && !declared) {
         std::string path = inputFile;
@@ -399,7 +505,8 @@ int main(int argc, char **argv) {
         path.replace(at, from.size(), v.str());
         if (!llvm::sys::fs::exists(path))
           return fail("--vary dtype=" + v.str() + ": no model file " + path);
-        rows.push_back({v.str(), compile(path, ps, *budget, maxNumSeqs)});
+        varyRows.push_back({v.str(), compile(path, ps, *budget, maxNumSeqs)});
+        varyBudgets.push_back(*budget);
         continue;
       }
       std::pair<std::string, std::string> kv;
@@ -410,14 +517,62 @@ int main(int argc, char **argv) {
                                [&](auto &p) { return p.first == kv.first; }),
                 vps.end());
       vps.push_back(kv);
-      rows.push_back({(name + "=" + v).str(), compile(inputFile, vps, *budget, maxNumSeqs)});
+      varyRows.push_back({(name + "=" + v).str(), compile(inputFile, vps, *budget, maxNumSeqs)});
+      varyBudgets.push_back(*budget);
     }
     llvm::outs() << "\nvarying " << name << " (" << gib(*budget) << ", "
                  << maxNumSeqs << " sequences)\n";
-    printTable(rows, llvm::outs());
-    for (const Row &r : rows)
-      if (!r.c.error.empty())
-        return 1;
+    printTable(varyRows, llvm::outs());
   }
+
+  if (!htmlDir.empty()) {
+    auto textOf = [](const llvm::json::Value &v) {
+      std::string t;
+      llvm::raw_string_ostream(t) << v;
+      return t;
+    };
+    poolrt::explore::PageInputs in;
+    in.layout = &base.layout;
+    in.reportJson = textOf(mlir::pool::reportJson(base.layout));
+    {
+      llvm::raw_string_ostream os(in.text);
+      mlir::pool::printTextReport(base.layout, os);
+    }
+    if (fromArtifact)
+      in.artifact = base.layout.fingerprint;
+    in.sweep = pointsOf(sweepRows, sweepBudgets);
+    in.varyName = varyName;
+    in.vary = pointsOf(varyRows, varyBudgets);
+    Compiled other;
+    if (!compareArg.empty()) {
+      if (isArtifactPath(compareArg)) {
+        if (!readArtifactLayout(compareArg, other.layout, why))
+          return fail("--compare " + why);
+      } else {
+        other = compile(compareArg, ps, *budget, maxNumSeqs);
+        if (!other.error.empty())
+          return fail("--compare " + compareArg + ": " + other.error);
+      }
+      in.other = &other.layout;
+      in.otherReportJson = textOf(mlir::pool::reportJson(other.layout));
+    }
+    auto data = poolrt::explore::pageData(in);
+    if (!data)
+      return fail(data.error().message);
+    std::string reportText;
+    llvm::raw_string_ostream(reportText)
+        << llvm::formatv("{0:2}", mlir::pool::reportJson(base.layout)) << "\n";
+    if (std::error_code ec = llvm::sys::fs::create_directories(htmlDir))
+      return fail("--html " + htmlDir + ": " + ec.message());
+    if (!writeFileAtomic(htmlDir, "report.json", reportText, why) ||
+        !writeFileAtomic(htmlDir, "explore.json", *data + "\n", why) ||
+        !writeFileAtomic(htmlDir, "index.html", poolrt::explore::pageHtml(*data), why))
+      return fail(why);
+    llvm::outs() << "\nwrote " << htmlDir << "/index.html (open it from file://)\n";
+  }
+
+  for (const Row &r : varyRows)
+    if (!r.c.error.empty())
+      return 1;
   return ::pool::finishStdout("pool-explore");
 }

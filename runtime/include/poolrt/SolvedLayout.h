@@ -288,6 +288,11 @@ struct SolvedLayout {
   /// pool_group_copy_<class>), or nullptr.
   const KernelInfo *groupCopyKernelOf(const std::string &className) const;
   const SolvedArena *arenaOf(const std::string &className) const;
+  /// Bytes per entry of class `c`'s own region at its region_offset: its
+  /// entry_bytes, except the row space's PAGE class, whose envelope lives
+  /// in the planes and whose region holds only its declared bytes. 0 for a
+  /// class without a region (in the planes).
+  int64_t regionEntryBytes(const SolvedClass &c) const;
   const SolvedField *field(const std::string &name,
                            const SolvedArena **arena = nullptr) const;
   const KernelInfo *kernelByKind(const std::string &kind) const;

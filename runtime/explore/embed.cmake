@@ -1,0 +1,22 @@
+# Writes ExplorerAssets.inc: the page's HTML, styles and script as C++ raw
+# string literals, so pool-explore ships one self-contained binary.
+#   cmake -DSRC=<page dir> -DOUT=<file> -P embed.cmake
+set(body "// Generated from tools/pool-explore/page by embed.cmake; do not edit.\n")
+foreach(pair "kExplorerHtml;explorer.html" "kExplorerCss;explorer.css" "kExplorerJs;explorer.js")
+  list(GET pair 0 var)
+  list(GET pair 1 file)
+  file(READ "${SRC}/${file}" text)
+  string(FIND "${text}" ")poolc\"" clash)
+  if(NOT clash EQUAL -1)
+    message(FATAL_ERROR "${file} contains the raw-string delimiter )poolc\"")
+  endif()
+  if(NOT file STREQUAL "explorer.html")
+    string(FIND "${text}" "</" closes)
+    if(NOT closes EQUAL -1)
+      message(FATAL_ERROR "${file} contains '</', which would end its inline element")
+    endif()
+  endif()
+  string(APPEND body "static const char ${var}[] = R\"poolc(${text})poolc\";\n")
+endforeach()
+file(WRITE "${OUT}.tmp" "${body}")
+file(RENAME "${OUT}.tmp" "${OUT}")
