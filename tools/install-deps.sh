@@ -10,13 +10,31 @@ PKGS=(
   libclang-rt-22-dev libfuzzer-22-dev
   libcpp-httplib-dev libcli11-dev python3-prometheus-client
   libhiredis-dev redis-server
+  chromium
 )
 missing=()
 for p in "${PKGS[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
 done
+# The explorer's browser test drives Debian's chromium with the
+# playwright-core pinned in test/Explore/package-lock.json (npm registry).
+SUDO=""
+[ "$(id -u)" -eq 0 ] || SUDO=sudo
+npm_deps() {
+  local dir
+  dir="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)/test/Explore"
+  if [ ! -f "$dir/node_modules/playwright-core/package.json" ]; then
+    if ! command -v npm >/dev/null; then
+      echo "install-deps: no npm on this machine; installing Debian's nodejs and npm"
+      $SUDO apt-get install -y -qq --no-install-recommends nodejs npm
+    fi
+    echo "install-deps: npm ci in test/Explore"
+    npm ci --prefix "$dir" --no-audit --no-fund --loglevel=error
+  fi
+}
 if [ ${#missing[@]} -eq 0 ]; then
   echo "install-deps: all ${#PKGS[@]} packages present"
+  npm_deps
   exit 0
 fi
 SUDO=""
@@ -24,3 +42,4 @@ SUDO=""
 echo "install-deps: installing ${missing[*]}"
 $SUDO apt-get update -qq
 DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}"
+npm_deps

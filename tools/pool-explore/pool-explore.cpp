@@ -337,17 +337,33 @@ bool readArtifactLayout(const std::string &path, poolrt::SolvedLayout &out,
 
 bool isArtifactPath(llvm::StringRef p) { return p.ends_with(".poolpack"); }
 
-/// Writes `text` to DIR/name through a temporary file and a rename, so a
-/// failed run leaves the previous file whole.
-bool writeFileAtomic(const std::string &dir, const std::string &name,
-                     const std::string &text, std::string &error) {
-  std::string path = dir + "/" + name;
-  std::string tmp = path + ".tmp";
-  {
+/// Writes each (name, text) into DIR: every file to a temporary first, then
+/// the renames, so a failed write leaves the previous page whole and no
+/// page half new.
+bool writeFilesAtomic(const std::string &dir,
+                      const std::vector<std::pair<std::string, std::string>> &files,
+                      std::string &error) {
+  if (std::error_code ec = llvm::sys::fs::create_directories(dir)) {
+    error = "--html " + dir + ": " + ec.message();
+    return false;
+  }
+  if (!llvm::sys::fs::is_directory(dir)) {
+    error = "--html " + dir + ": not a directory";
+    return false;
+  }
+  std::vector<std::string> tmps;
+  auto cleanup = [&] {
+    for (const std::string &t : tmps)
+      llvm::sys::fs::remove(t);
+  };
+  for (const auto &[name, text] : files) {
+    std::string tmp = dir + "/" + name + ".tmp";
+    tmps.push_back(tmp);
     std::error_code ec;
     llvm::raw_fd_ostream os(tmp, ec);
     if (ec) {
       error = "cannot write " + tmp + ": " + ec.message();
+      cleanup();
       return false;
     }
     os << text;
@@ -355,14 +371,17 @@ bool writeFileAtomic(const std::string &dir, const std::string &name,
     if (os.has_error()) {
       error = "cannot write " + tmp + ": " + os.error().message();
       os.clear_error();
-      llvm::sys::fs::remove(tmp);
+      cleanup();
       return false;
     }
   }
-  if (std::error_code ec = llvm::sys::fs::rename(tmp, path)) {
-    error = "cannot rename " + tmp + " to " + path + ": " + ec.message();
-    llvm::sys::fs::remove(tmp);
-    return false;
+  for (size_t i = 0; i < files.size(); ++i) {
+    std::string path = dir + "/" + files[i].first;
+    if (std::error_code ec = llvm::sys::fs::rename(tmps[i], path)) {
+      error = "cannot rename " + tmps[i] + " to " + path + ": " + ec.message();
+      cleanup();
+      return false;
+    }
   }
   return true;
 }
@@ -562,11 +581,11 @@ int main(int argc, char **argv) {
     std::string reportText;
     llvm::raw_string_ostream(reportText)
         << llvm::formatv("{0:2}", mlir::pool::reportJson(base.layout)) << "\n";
-    if (std::error_code ec = llvm::sys::fs::create_directories(htmlDir))
-      return fail("--html " + htmlDir + ": " + ec.message());
-    if (!writeFileAtomic(htmlDir, "report.json", reportText, why) ||
-        !writeFileAtomic(htmlDir, "explore.json", *data + "\n", why) ||
-        !writeFileAtomic(htmlDir, "index.html", poolrt::explore::pageHtml(*data), why))
+    if (!writeFilesAtomic(htmlDir,
+                          {{"report.json", reportText},
+                           {"explore.json", *data + "\n"},
+                           {"index.html", poolrt::explore::pageHtml(*data)}},
+                          why))
       return fail(why);
     llvm::outs() << "\nwrote " << htmlDir << "/index.html (open it from file://)\n";
   }
