@@ -450,7 +450,7 @@ Json diffJson(const SolvedLayout &a, const Json &ra, const SolvedLayout &b,
   flatten(rb, "", fb);
   std::map<std::string, std::string> mb(fb.begin(), fb.end());
   std::set<std::string> seen;
-  Json changes, inputs;
+  Json changes = Json::array(), inputs = Json::array();
   std::map<std::string, int64_t> counts;
   auto add = [&](const std::string &path, const std::string *va,
                  const std::string *vb) {

@@ -228,6 +228,64 @@ async function tableColumn(page, id, key) {
   await page.close();
 }
 
+// --- Live: pool-serve --listen serves the page; the panel follows the replay -
+{
+  const { spawn } = await import('node:child_process');
+  const pack = path.join(out, 'live.poolpack'), trace = path.join(out, 'live.jsonl');
+  run(path.join(bin, 'poolc'), [path.join(models, 'llama-3.1-8b.yaml'), '--budget', '4GiB', '--max-num-seqs', '4', '--targets', 'host', '-o', pack]);
+  run('python3', [path.join(models, '..', 'bench', 'tier', 'make_seed_trace.py'), trace, '200', '2', '1024', '700']);
+  const serve = spawn(path.join(bin, 'pool-serve'), ['replay', trace, '--artifact', pack, '--progress', 'none',
+    '--listen', '127.0.0.1:0', '--linger-ms', '4000'], { stdio: ['ignore', 'ignore', 'pipe'] });
+  let log = '';
+  serve.stderr.on('data', (d) => { log += d; });
+  const exited = new Promise((res) => serve.on('exit', (code) => res(code)));
+  let port = null;
+  for (let i = 0; i < 200 && !port; i++) {
+    const m = log.match(/live cache at http:\/\/127\.0\.0\.1:(\d+)\//);
+    if (m) port = m[1]; else await new Promise((r) => setTimeout(r, 25));
+  }
+  check(port, 'live: pool-serve printed its page address (' + log.trim() + ')');
+  if (port) {
+    const page = await browser.newPage({ viewport: { width: 1300, height: 900 } });
+    const errors = [];
+    page.on('console', (m) => { if (m.type() === 'error') errors.push(m.text()); });
+    page.on('pageerror', (e) => errors.push(e.message));
+    await page.goto('http://127.0.0.1:' + port + '/');
+    await page.waitForSelector('body[data-ready="1"]', { state: 'attached', timeout: 20000 });
+    check(await page.$eval('#live', (e) => !e.hidden), 'live: the panel is shown');
+    check((await page.$$('.map rect.region')).length > 0, 'live: the layout is drawn');
+    // Sample the panel while the replay runs, until the counters settle.
+    const seen = new Set();
+    let last = null;
+    for (let i = 0; i < 60; i++) {
+      const d = await page.$eval('#live', (e) => e.dataset.last || '');
+      if (d) { last = JSON.parse(d); seen.add(last.requests + '/' + last.cached_tokens); }
+      if (last && last.requests === 400 && seen.size > 1) break;
+      await new Promise((r) => setTimeout(r, 100));
+    }
+    check(seen.size > 1, 'live: the panel numbers moved during the replay (' + [...seen].join(' ') + ')');
+    // After the replay (the server lingers): the panel matches the endpoint.
+    const polls = Number(await page.$eval('#live', (e) => e.dataset.polls));
+    await page.waitForFunction((n) => Number(document.getElementById('live').dataset.polls) > n + 1, polls, { timeout: 5000 });
+    const want = await (await fetch('http://127.0.0.1:' + port + '/debug/cache_stats')).json();
+    const shown = {};
+    for (const td of await page.$$('#live-stats td[data-key]')) {
+      const k = await td.getAttribute('data-key');
+      shown[k] = await td.getAttribute('data-value');
+    }
+    for (const k of ['requests', 'blocks_total', 'blocks_free', 'blocks_cached', 'blocks_held', 'cached_tokens', 'full_tokens', 'checkpoints_kept'])
+      check(shown[k] === String(want[k]), 'live: panel ' + k + ' = ' + shown[k] + ', /debug/cache_stats says ' + want[k]);
+    check(want.requests === 400 && want.cached_tokens > 0, 'live: the replay finished with hits');
+    const rate = await page.$eval('#live-stats td[data-key="hit_rate"]', (e) => e.textContent);
+    check(rate === (100 * want.cached_tokens / want.full_tokens).toFixed(1) + '%', 'live: hit rate ' + rate);
+    await page.screenshot({ path: path.join(out, 'live.png'), fullPage: false });
+    check(errors.length === 0, 'live: console errors: ' + errors.join(' | '));
+    await page.close();
+  }
+  const code = await exited;
+  check(code === 0, 'live: pool-serve exited ' + code);
+}
+
 // --- V4-Pro at 150 GiB: how long the page takes (printed, not asserted) ------
 {
   const pro = explore('v4-pro', [path.join(models, 'deepseek-v4-pro-dspark-fp8.yaml'), '--budget', '150GiB', '--max-num-seqs', '256']);

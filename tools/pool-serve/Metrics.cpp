@@ -128,6 +128,12 @@ nlohmann::ordered_json cacheCounters(const EngineSnapshot &s) {
   j["demands_declined_no_room"] = s.funnel.demandsDeclinedNoRoom;
   j["chunks_cut_for_demand"] = s.funnel.chunksCutForDemand;
   j["checkpoints_kept"] = s.funnel.fates.kept;
+  j["blocks_total"] = s.blocksTotal;
+  j["blocks_free"] = s.blocksFree;
+  j["blocks_cached"] = s.blocksIndexed;
+  j["blocks_held"] = s.blocksUsed;
+  j["groups_total"] = s.groupsTotal;
+  j["groups_free"] = s.groupsFree;
   j["checkpoints_dropped"] = s.funnel.fates.dropped;
   j["checkpoints_evicted"] = s.funnel.fates.evicted;
   j["checkpoints_orphaned"] = s.funnel.fates.orphaned;

@@ -15,6 +15,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "poolrt/Explore.h"
 #include "Metrics.h"
 
 #include "poolrt/Artifact.h"
@@ -186,6 +187,11 @@ public:
       res.set_content(pool::serve::prometheusText(ranks.snapshots()),
                       "text/plain; version=0.0.4");
     });
+    // The layout explorer's page (poolrt/Explore.h) with its live panel,
+    // which polls /debug/cache_stats.
+    server.Get("/", [this](const httplib::Request &, httplib::Response &res) {
+      res.set_content(page, "text/html; charset=utf-8");
+    });
     server.Get("/debug/cache_stats",
                [this](const httplib::Request &, httplib::Response &res) {
                  res.set_content(pool::serve::cacheStatsJson(ranks.snapshots()),
@@ -213,6 +219,8 @@ public:
     return Status::success();
   }
   int port() const { return boundPort; }
+  /// Set before start(): the page served at "/".
+  std::string page;
   const std::string &host() const { return listenHost; }
   ~MetricsServer() {
     if (thread.joinable()) {
@@ -313,11 +321,25 @@ int replay(const Args &a) {
   std::unique_ptr<MetricsServer> metrics;
   if (!a.listen.empty()) {
     metrics = std::make_unique<MetricsServer>(set);
+    auto report = poolrt::explore::artifactReportJson(*artifact);
+    if (!report.ok())
+      return fail(a.artifact + ": " + report.error().message);
+    poolrt::explore::PageInputs in;
+    in.layout = &e.layout();
+    in.reportJson = *report;
+    in.artifact = e.layout().fingerprint;
+    in.live = true;
+    auto data = poolrt::explore::pageData(in);
+    if (!data.ok())
+      return fail(a.artifact + ": " + data.error().message);
+    metrics->page = poolrt::explore::pageHtml(*data);
     Status s = metrics->start(a.listen);
     if (!s.ok())
       return fail(s.error().message);
-    std::fprintf(stderr, "pool-serve: metrics on http://%s:%d/metrics\n",
-                 metrics->host().c_str(), metrics->port());
+    std::fprintf(stderr, "pool-serve: metrics on http://%s:%d/metrics, the layout "
+                         "and live cache at http://%s:%d/\n",
+                 metrics->host().c_str(), metrics->port(), metrics->host().c_str(),
+                 metrics->port());
   }
   set.submit(*trace);
   Progress bar(a.progress, int64_t(trace->requests.size()));

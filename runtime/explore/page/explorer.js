@@ -383,7 +383,56 @@
     t.querySelectorAll('tbody tr').forEach((tr, i) => { tr.className = 'diff-row kind-' + d.changes[i].kind; tr.dataset.path = d.changes[i].path; });
   }
 
-  document.getElementById('text').textContent = data.text;
+  // --- live: pool-serve --listen serves this page and its counters ---------------
+  if (data.live) {
+    const s = document.getElementById('live');
+    s.hidden = false;
+    el('h2', {}, s, 'Live cache (polling /debug/cache_stats)');
+    const status = el('p', { id: 'live-status', class: 'hint' }, s, 'waiting for the first answer');
+    const keys = [['requests', 'requests'], ['blocks_total', 'blocks'], ['blocks_free', 'blocks free'], ['blocks_cached', 'blocks cached'],
+      ['blocks_held', 'blocks held'], ['groups_total', 'state groups'], ['groups_free', 'groups free'], ['full_tokens', 'prompt tokens'],
+      ['cached_tokens', 'hit tokens'], ['demands_recorded', 'demands'], ['chunks_cut_for_demand', 'chunks cut'],
+      ['checkpoints_kept', 'checkpoints kept'], ['checkpoints_dropped', 'dropped'], ['checkpoints_evicted', 'evicted']];
+    const t = el('table', { id: 'live-stats' }, s);
+    const hr = el('tr', {}, el('thead', {}, t));
+    for (const [, h] of keys) el('th', {}, hr, h);
+    el('th', {}, hr, 'hit rate');
+    const row = el('tr', {}, el('tbody', {}, t));
+    const cells = {};
+    for (const [k] of keys) cells[k] = el('td', { 'data-key': k }, row, '-');
+    const hitCell = el('td', { 'data-key': 'hit_rate' }, row, '-');
+    const PW = 760, PH = 160;
+    const svg = el('svg', { class: 'plot', id: 'live-hit', width: String(PW), height: String(PH), viewBox: '0 0 ' + PW + ' ' + PH }, s);
+    el('text', { x: 8, y: 14 }, svg, 'hit rate over time (cached / prompt tokens)');
+    const line = el('polyline', { fill: 'none', stroke: '#4e79a7', 'stroke-width': 2, points: '' }, svg);
+    const history = [];
+    let polls = 0;
+    async function poll() {
+      try {
+        const r = await fetch('/debug/cache_stats', { cache: 'no-store' });
+        if (!r.ok) throw new Error('HTTP ' + r.status);
+        const j = await r.json();
+        polls++;
+        for (const [k] of keys) { cells[k].textContent = commas(j[k]); cells[k].dataset.value = String(j[k]); }
+        const rate = j.full_tokens > 0 ? j.cached_tokens / j.full_tokens : 0;
+        hitCell.textContent = pct(rate);
+        history.push(rate);
+        if (history.length > 240) history.shift();
+        line.setAttribute('points', history.map((v, i) => (20 + i / 239 * (PW - 40)).toFixed(1) + ',' + (PH - 10 - v * (PH - 30)).toFixed(1)).join(' '));
+        s.dataset.polls = String(polls);
+        s.dataset.last = JSON.stringify(j);
+        status.textContent = 'updated ' + new Date().toLocaleTimeString() + ' · ' + polls + ' polls';
+      } catch (e) {
+        status.textContent = 'pool-serve is not answering (' + e.message + '); retrying';
+      }
+      setTimeout(poll, 500);
+    }
+    poll();
+  }
+
+  const textEl = document.getElementById('text');
+  textEl.textContent = data.text;
+  if (!data.text) document.getElementById('textsec').hidden = true;
   const ms = performance.now() - t0;
   document.body.dataset.renderMs = ms.toFixed(1);
   document.body.dataset.ready = '1';
