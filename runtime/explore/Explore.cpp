@@ -35,6 +35,18 @@ Json region(const char *kind, std::string name, int64_t begin,
                       {"end", end}};
 }
 
+/// A state field of class `cls` drawn at [begin, end) of its level.
+Json fieldRegion(const SolvedField &f, const std::string &cls, int64_t begin,
+                 int64_t end) {
+  Json r = region("field", f.name, begin, end);
+  r["class"] = cls;
+  r["field"] = f.name;
+  r["dtype"] = f.dtype;
+  r["layers"] = f.layers;
+  r["in_checkpoint"] = f.inCheckpoint;
+  return r;
+}
+
 /// `count` copies of [begin, begin + length), `stride` apart, the last one
 /// `last` long; the k-th is labelled `label` first + k * step.
 void repeat(Json &r, int64_t count, int64_t stride, int64_t length,
@@ -98,13 +110,7 @@ Json allocationMap(const SolvedLayout &L, std::string &error) {
     const SolvedArena *a = L.arenaOf(c.name);
     if (a && !(L.rowSpace && c.name == L.rowSpace->slotClass))
       for (const SolvedField &f : a->fields) {
-        Json fr = region("field", f.name, f.offset, f.end);
-        fr["class"] = c.name;
-        fr["field"] = f.name;
-        fr["dtype"] = f.dtype;
-        fr["layers"] = f.layers;
-        fr["in_checkpoint"] = f.inCheckpoint;
-        fields.push_back(std::move(fr));
+        fields.push_back(fieldRegion(f, c.name, f.offset, f.end));
         used = std::max(used, f.end);
       }
     if (fields.empty()) {
@@ -154,8 +160,6 @@ Json planeMap(const SolvedLayout &L, const SolvedRowPlane &plane,
   const SolvedRowSpace &rs = *L.rowSpace;
   int64_t planeRows = geo.planeRows(), slotRows = geo.slotRows();
   int64_t env = geo.envelopeRows(), nb = geo.numBlocks(), ns = geo.numSlots();
-  int64_t held = geo.heldSlots();
-  int64_t origin = geo.slotOrigin();
   int64_t blockEnd = nb * env;
   // Group g sits at physical slot physicalSlot(g), slot_positions - 1 - g:
   // the groups count down from the top of the plane.
@@ -177,8 +181,6 @@ Json planeMap(const SolvedLayout &L, const SolvedRowPlane &plane,
     }
     slotsBegin = topGroupRow + (ns - 1) * slotStride;
   }
-  (void)held;
-  (void)origin;
 
   Json top = Json::array();
   Json blocks = region("blocks", "blocks", 0, blockEnd);
@@ -206,15 +208,10 @@ Json planeMap(const SolvedLayout &L, const SolvedRowPlane &plane,
       if (f.plane.value_or("") != plane.name)
         continue;
       int64_t r0 = f.offset / rb, r1 = (f.end + rb - 1) / rb;
-      Json fr = region("field", f.name, r0, r1);
-      fr["class"] = rs.slotClass;
-      fr["field"] = f.name;
+      Json fr = fieldRegion(f, rs.slotClass, r0, r1);
       fr["plane"] = plane.name;
-      fr["dtype"] = f.dtype;
-      fr["layers"] = f.layers;
       fr["byte_begin"] = f.offset;
       fr["byte_end"] = f.end;
-      fr["in_checkpoint"] = f.inCheckpoint;
       fr["window"] = f.window;
       slot.push_back(std::move(fr));
       usedRows = std::max(usedRows, r1);
@@ -499,8 +496,13 @@ PointNumbers pointNumbers(const SolvedLayout &r) {
   for (const SolvedClass &c : r.classes) {
     if (c.isPage() && !c.isWindow())
       n.pageEntryBytes = c.entryBytes;
-    else if (!c.isPage())
-      n.stateBytesPerReq += c.entryBytes * c.entriesPerReq;
+    else if (!c.isPage()) {
+      int64_t b = 0, sum = 0;
+      bool over = n.stateBytesPerReq < 0 ||
+                  mulOverflows(c.entryBytes, c.entriesPerReq, b) ||
+                  addOverflows(n.stateBytesPerReq, b, sum);
+      n.stateBytesPerReq = over ? -1 : sum; // -1: past 2^63
+    }
   }
   if (mulOverflows(r.pagedEntries, r.geometry.blockSize, n.tokens))
     n.tokens = -1;

@@ -40,7 +40,7 @@ namespace poolrt::explore {
 /// The numbers a sweep row shows, computed once for the table and the page.
 struct PointNumbers {
   int64_t pageEntryBytes = 0;   // the full-attention PAGE class's entry
-  int64_t stateBytesPerReq = 0; // every STATE class's entries of one request
+  int64_t stateBytesPerReq = 0; // every STATE class's entries of one request; -1 past 2^63
   int64_t tokens = 0;           // paged entries x block size; -1 past 2^63
   int64_t tokensPerSeq = 0;     // tokens / max_num_seqs (0 without sequences)
 };
