@@ -9,6 +9,7 @@
 
 #include "poolrt/Checked.h"
 #include "poolrt/RowSpace.h"
+#include "poolrt/Setup.h"
 
 #include <nlohmann/json.hpp>
 
@@ -489,7 +490,180 @@ Json diffJson(const SolvedLayout &a, const Json &ra, const SolvedLayout &b,
                       {"summary", std::move(summary)}};
 }
 
+// A page holds at most this many prefill chunks of one request; past it
+// only the chunks that keep a checkpoint or were cut (and the first and
+// last) are listed, and `prefill_elided` says so.
+constexpr size_t kMaxLadderChunks = 400;
+
+std::string withCommas(int64_t v) {
+  uint64_t u = v < 0 ? uint64_t(-(v + 1)) + 1 : uint64_t(v);
+  std::string d = std::to_string(u);
+  std::string out;
+  for (size_t i = 0; i < d.size(); ++i) {
+    if (i && (d.size() - i) % 3 == 0)
+      out += ',';
+    out += d[i];
+  }
+  return v < 0 ? "-" + out : out;
+}
+
+std::string positions(const std::vector<int64_t> &v) {
+  if (v.empty())
+    return "none";
+  std::string out;
+  auto add = [&](size_t i) { out += (out.empty() ? "" : " ") + withCommas(v[i]); };
+  if (v.size() <= 12) {
+    for (size_t i = 0; i < v.size(); ++i)
+      add(i);
+    return out;
+  }
+  for (size_t i = 0; i < 6; ++i)
+    add(i);
+  out += " ...";
+  for (size_t i = v.size() - 3; i < v.size(); ++i)
+    add(i);
+  return out + " (" + withCommas(int64_t(v.size())) + " in all)";
+}
+
+std::vector<int64_t> prefillCheckpoints(const LadderRequest &r) {
+  std::vector<int64_t> v;
+  for (const LadderChunk &c : r.prefill)
+    if (c.checkpoint)
+      v.push_back(c.end);
+  return v;
+}
+
+Json queryJson(const LadderQuery &q) {
+  return {{"prompt_tokens", q.promptTokens},
+          {"output_tokens", q.outputTokens},
+          {"tail_tokens", q.tailTokens},
+          {"max_batched_tokens", q.maxBatchedTokens}};
+}
+
+Json laddersJson(const std::vector<LadderRun> &runs) {
+  Json out = Json::array();
+  for (const LadderRun &run : runs) {
+    Json j = {{"query", queryJson(run.query)}, {"error", run.error}};
+    if (run.ladder) {
+      const Ladder &L = *run.ladder;
+      j["interval"] = L.interval;
+      j["block_size"] = L.blockSize;
+      j["transfer"] = L.transfer;
+      j["groups"] = L.groups;
+      j["note"] = L.note;
+      Json reqs = Json::array();
+      for (const LadderRequest &r : L.requests) {
+        Json chunks = Json::array();
+        bool elide = r.prefill.size() > kMaxLadderChunks;
+        for (size_t i = 0; i < r.prefill.size(); ++i) {
+          const LadderChunk &c = r.prefill[i];
+          if (elide && !c.checkpoint && !c.cutForDemand && i != 0 &&
+              i + 1 != r.prefill.size())
+            continue;
+          chunks.push_back({{"start", c.start},
+                            {"end", c.end},
+                            {"cut_for_demand", c.cutForDemand},
+                            {"checkpoint", c.checkpoint}});
+        }
+        reqs.push_back({{"role", r.role},
+                        {"prompt_tokens", r.promptTokens},
+                        {"hit_tokens", r.hitTokens},
+                        {"indexed_tokens", r.indexedTokens},
+                        {"demand_pos", r.demandPos},
+                        {"limit_tokens", r.limitTokens},
+                        {"reason", r.reason},
+                        {"output_tokens", r.outputTokens},
+                        {"kept", r.kept},
+                        {"dropped", r.dropped},
+                        {"evicted", r.evicted},
+                        {"chunks", int64_t(r.prefill.size())},
+                        {"prefill", std::move(chunks)},
+                        {"prefill_elided", elide},
+                        {"checkpoints", prefillCheckpoints(r)},
+                        {"decode_checkpoints", r.decodeCheckpoints}});
+      }
+      j["requests"] = std::move(reqs);
+    }
+    out.push_back(std::move(j));
+  }
+  return out;
+}
+
 } // namespace
+
+LadderQuery defaultLadderQuery(const SolvedLayout &layout, int64_t interval,
+                               int64_t maxBatchedTokens) {
+  LadderQuery q;
+  q.promptTokens = interval > 0 && interval <= (int64_t(1) << 40)
+                       ? 4 * interval + interval / 2
+                       : 32768;
+  int64_t bs = std::max<int64_t>(1, layout.geometry.blockSize);
+  int64_t history = pointNumbers(layout).tokens; // -1 past 2^63
+  if (history >= 0 && q.promptTokens > history / 2)
+    q.promptTokens = std::max(bs, history / 2 / bs * bs);
+  q.outputTokens = 1024;
+  q.tailTokens = 1024;
+  q.maxBatchedTokens = maxBatchedTokens;
+  return q;
+}
+
+std::vector<LadderRun> runLadders(const SolvedLayout &layout, const CachePolicy &policy,
+                                  const std::vector<LadderQuery> &queries) {
+  std::vector<LadderRun> out;
+  auto config = cacheManagerConfig(layout, policy);
+  for (const LadderQuery &q : queries) {
+    LadderRun run;
+    run.query = q;
+    if (!config.ok()) {
+      run.error = config.error().message;
+    } else {
+      auto L = checkpointLadder(*config, q);
+      if (L.ok())
+        run.ladder = L.take();
+      else
+        run.error = L.error().message;
+    }
+    out.push_back(std::move(run));
+  }
+  return out;
+}
+
+std::string ladderText(const LadderRun &run) {
+  const LadderQuery &q = run.query;
+  std::string s = "checkpoint ladder: a " + withCommas(q.promptTokens) +
+                  "-token prompt, " + withCommas(q.outputTokens) +
+                  " output tokens, a " + withCommas(q.tailTokens) + "-token tail, " +
+                  withCommas(q.maxBatchedTokens) + " tokens per pass";
+  if (!run.ladder)
+    return s + "\n  cannot run it: " + run.error + "\n";
+  const Ladder &L = *run.ladder;
+  s += " (interval " + withCommas(L.interval) + ", block " + withCommas(L.blockSize) +
+       ", " + L.transfer + ", " + withCommas(L.groups) + " state groups)\n";
+  if (!L.note.empty())
+    s += "  note: " + L.note + "\n";
+  for (const LadderRequest &r : L.requests) {
+    std::string role = r.role;
+    role.resize(10, ' ');
+    s += "  " + role + withCommas(r.promptTokens) + " tokens: hit " +
+         withCommas(r.hitTokens) + " (indexed " + withCommas(r.indexedTokens) +
+         (r.reason.empty() ? "" : ", " + r.reason) + ")";
+    if (r.demandPos)
+      s += ", demand " + withCommas(r.demandPos);
+    s += ", last rung " + withCommas(r.limitTokens) + "; " +
+         withCommas(int64_t(r.prefill.size())) + " prefill chunks, checkpoints at " +
+         positions(prefillCheckpoints(r));
+    for (const LadderChunk &c : r.prefill)
+      if (c.cutForDemand)
+        s += " (cut at " + withCommas(c.end) + " for the demand)";
+    s += "; decode checkpoints at " + positions(r.decodeCheckpoints);
+    if (r.kept || r.dropped || r.evicted)
+      s += "; kept " + withCommas(r.kept) + ", dropped " + withCommas(r.dropped) +
+           ", evicted " + withCommas(r.evicted);
+    s += "\n";
+  }
+  return s;
+}
+
 
 PointNumbers pointNumbers(const SolvedLayout &r) {
   PointNumbers n;
@@ -534,6 +708,7 @@ Result<std::string> pageData(const PageInputs &in) {
                  {"sweep", nullptr},
                  {"vary", nullptr},
                  {"diff", nullptr},
+                 {"ladders", laddersJson(in.ladders)},
                  {"live", in.live}};
     if (!in.artifact.empty())
       data["artifact"] = in.artifact;

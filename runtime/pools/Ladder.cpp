@@ -29,6 +29,7 @@ Result<LadderRequest> serve(CacheManager &m, Request &r, int k,
   LadderRequest out;
   out.role = role;
   out.promptTokens = r.numTokens();
+  const CheckpointFates before = m.funnel().fates;
 
   m.completePreviousStateBatch();
   Admission a = m.admission(r);
@@ -106,6 +107,10 @@ Result<LadderRequest> serve(CacheManager &m, Request &r, int k,
   }
   if (!(s = m.deallocate(r)).ok())
     return s.error();
+  const CheckpointFates after = m.funnel().fates;
+  out.kept = after.kept - before.kept;
+  out.dropped = after.dropped - before.dropped;
+  out.evicted = after.evicted - before.evicted;
   return out;
 }
 
@@ -138,6 +143,7 @@ Result<Ladder> checkpointLadder(const CacheManagerConfig &config,
   L.interval = m.interval();
   L.blockSize = m.blockSize();
   L.note = m.snapWarning();
+  L.groups = config.numGroups;
   bool stateful = config.numGroups > 0;
   if (!stateful)
     L.transfer = "stateless";

@@ -76,11 +76,53 @@ async function tableColumn(page, id, key) {
   return page.$$eval('#' + id + ' td[data-key="' + key + '"]', (tds) => tds.map((t) => t.dataset.value));
 }
 
+// The checkpoint ladder: the DOM draws what explore.json holds, and for a
+// prompt of P tokens (P a multiple of the block, not of the interval I,
+// chunks that reach every rung) the runs follow spec 8.6, worked out here
+// from the report alone: the first request keeps the rungs I, 2I, ... up to
+// the last that leaves the successor its room; the follow-up's hit stops
+// there, its demand asks for the whole shared prompt and keeps it; the
+// repeat hits all of it.
+async function checkLadder(page, name, dir, R, P, I) {
+  const data = JSON.parse(fs.readFileSync(path.join(dir, 'explore.json'), 'utf8'));
+  check(data.ladders.length >= 1, name + ': the page data has a ladder');
+  for (let li = 0; li < data.ladders.length; li++) {
+    const L = data.ladders[li];
+    check(!L.error, name + ': ladder ' + li + ' ran (' + L.error + ')');
+    if (L.error) continue;
+    for (const r of L.requests) {
+      const g = '#ladder-' + li + ' g.ladder-req[data-role="' + r.role + '"]';
+      const pos = (sel) => page.$$eval(g + ' ' + sel, (es) => es.map((e) => Number(e.dataset.pos)));
+      check(JSON.stringify(await pos('circle.ckpt')) === JSON.stringify(r.checkpoints), name + ': ' + r.role + ' checkpoints drawn');
+      check(JSON.stringify(await pos('circle.decode-ckpt')) === JSON.stringify(r.decode_checkpoints), name + ': ' + r.role + ' decode checkpoints drawn');
+      check(JSON.stringify(await pos('path.demand')) === JSON.stringify(r.demand_pos ? [r.demand_pos] : []), name + ': ' + r.role + ' demand drawn');
+      check(JSON.stringify(await pos('line.chunk')) === JSON.stringify(r.prefill.map((c) => c.end)), name + ': ' + r.role + ' chunk ends drawn');
+    }
+    check(JSON.stringify(await tableColumn(page, 'ladder-table-' + li, 'hit_tokens')) === JSON.stringify(L.requests.map((r) => String(r.hit_tokens))), name + ': ladder table hits');
+  }
+  const L = data.ladders[0];
+  if (!L.requests) return;
+  const st = R.entry_classes.find((c) => c.transfer && c.transfer.kind !== 'none');
+  const room = st.transfer.kind === 'fork' ? st.transfer.tokens : 0;
+  const bs = R.geometry.block_size;
+  const last = Math.floor((P - room) / I) * I;
+  const rungs = [];
+  for (let x = I; x <= last; x += I) rungs.push(x);
+  const [a, b, c] = L.requests;
+  check(L.interval === I && a.prompt_tokens === P, name + ': ladder of ' + P + ' tokens at interval ' + I);
+  check(a.hit_tokens === 0 && JSON.stringify(a.checkpoints) === JSON.stringify(rungs), name + ': first keeps the rungs ' + rungs + ' (got ' + a.checkpoints + ')');
+  const shared = Math.floor(P / bs) * bs;
+  check(b.indexed_tokens === shared && b.hit_tokens === last && b.demand_pos === shared && b.checkpoints.includes(shared),
+    name + ': follow-up hits ' + last + ' of ' + shared + ' indexed, demands and keeps ' + shared + ' (got hit ' + b.hit_tokens + ', demand ' + b.demand_pos + ')');
+  check(c.hit_tokens === shared && c.demand_pos === 0, name + ': repeat hits the demand rung ' + shared + ' (got ' + c.hit_tokens + ')');
+}
+
 // --- DeepSeek-V4-Flash: the row space ---------------------------------------
 {
   const steps = 6;
   const v4 = explore('v4-flash', [path.join(models, 'deepseek-v4-flash-fp8.yaml'), '--budget', '150GiB', '--max-num-seqs', '256',
-    '--sweep', 'budget=40GiB..150GiB:' + steps, '--vary', 'dtype=bf16,fp8', '--compare', path.join(models, 'deepseek-v4-flash-bf16.yaml')]);
+    '--sweep', 'budget=40GiB..150GiB:' + steps, '--vary', 'dtype=bf16,fp8', '--compare', path.join(models, 'deepseek-v4-flash-bf16.yaml'),
+    '--ladder', '36864:1024:1024']);
   const bf16 = explore('v4-flash-bf16', [path.join(models, 'deepseek-v4-flash-bf16.yaml'), '--budget', '150GiB', '--max-num-seqs', '256']);
   const R = v4.report, rs = R.row_space;
   const { page, errors } = await open('v4-flash', v4.dir);
@@ -138,6 +180,7 @@ async function tableColumn(page, id, key) {
   check(t.includes('address ' + addr), 'v4: hover gives the address ' + addr);
   // The plane level: a row in the gap, and one of the blocks.
   const gapRow = Math.floor((gap.begin + gap.end) / 2);
+  await checkLadder(page, 'v4', v4.dir, R, 36864, 8192);
   t = await hoverText(page, 0, 'plane', 0, gapRow - 1000, gapRow + 1000, gapRow);
   check(t.startsWith('gap'), 'v4: hover in the gap names the gap');
   const hcaBlock = rs.classes.find((c) => c.name === 'hca');
@@ -204,6 +247,9 @@ async function tableColumn(page, id, key) {
   check((await page.$$('#sweep-plot circle.sweep-point')).length === 4, 'qwen: 4 sweep points, errors included');
   check((await page.$$('#sweep-plot circle.sweep-point.error')).length === 1, 'qwen: the 1 GiB point is drawn as an error');
   check((await page.$$('#planes')).length === 0, 'qwen: no plane table without a row space');
+  // No --ladder: the page's default query, 4.5 intervals of prompt.
+  await checkLadder(page, 'qwen', q.dir, R, 36864, 8192);
+  await page.locator('#ladder').screenshot({ path: path.join(out, 'qwen3.5-ladder.png') });
   await page.screenshot({ path: path.join(out, 'qwen3.5.png'), fullPage: true });
   check(errors.length === 0, 'qwen: console errors: ' + errors.join(' | '));
   await page.close();
@@ -254,6 +300,9 @@ async function tableColumn(page, id, key) {
     await page.waitForSelector('body[data-ready="1"]', { state: 'attached', timeout: 20000 });
     check(await page.$eval('#live', (e) => !e.hidden), 'live: the panel is shown');
     check((await page.$$('.map rect.region')).length > 0, 'live: the layout is drawn');
+    // The ladder with pool-serve's policy: a stateless model keeps nothing.
+    const note = await page.$eval('#ladder-0 p.hint', (e) => e.textContent);
+    check(note.includes('stateless') && (await page.$$('#ladder-0 circle')).length === 0, 'live: the stateless ladder (' + note + ')');
     // Sample the panel while the replay runs, until the counters settle.
     const seen = new Set();
     let last = null;

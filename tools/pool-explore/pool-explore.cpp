@@ -3,7 +3,9 @@
 //   pool-explore MODEL.yaml --budget SIZE --max-num-seqs N [--param K=V]...
 //       [--sweep budget=A..B[:STEPS]] [--vary NAME=V1,V2,...] [--width COLS]
 //       [--html DIR [--compare OTHER.yaml|OTHER.poolpack]]
-//   pool-explore --artifact X.poolpack [--html DIR [--compare OTHER]]
+//       [--ladder PROMPT[:OUTPUT[:TAIL]]]... [--checkpoint-interval N]
+//       [--max-batched-tokens N]
+//   pool-explore --artifact X.poolpack [--html DIR [--compare OTHER]] [--ladder ...]
 //
 // Shows the pools and entry classes, the history the budget buys, the plane
 // assignment and its slack, and an ASCII map of the row space. --sweep and
@@ -17,6 +19,13 @@
 // drawn to scale, the tables, the sweep and --vary as plots, and with
 // --compare the difference to a second layout. The page is a viewer of the
 // data computed here (poolrt/Explore.h); it opens from file://.
+//
+// --ladder PROMPT[:OUTPUT[:TAIL]] runs the checkpoint ladder of that prompt
+// on a cache manager of the layout's counts (poolrt/Ladder.h) and prints
+// where each of three requests (first, follow-up, repeat) keeps its
+// checkpoints; the page draws the same runs (one default query without
+// --ladder). --checkpoint-interval and --max-batched-tokens are
+// pool-serve's policy options.
 //
 //===----------------------------------------------------------------------===//
 
@@ -68,6 +77,20 @@ static cl::opt<std::string> vary("vary", cl::desc("NAME=V1,V2,... (a parameter, 
                                  cl::cat(cat));
 static cl::opt<unsigned> width("width", cl::desc("columns of the row-space map"),
                                cl::init(64), cl::cat(cat));
+static cl::list<std::string> ladderArgs(
+    "ladder",
+    cl::desc("run the checkpoint ladder of a PROMPT-token prompt (OUTPUT tokens "
+             "generated, default 1024; a follow-up TAIL, default 1024) and print it"),
+    cl::value_desc("PROMPT[:OUTPUT[:TAIL]]"), cl::cat(cat));
+static cl::opt<int64_t> intervalArg("checkpoint-interval",
+                                    cl::desc("the ladder's checkpoint interval in tokens "
+                                             "(0: off; pool-serve's default)"),
+                                    cl::init(poolrt::kDefaultCheckpointInterval),
+                                    cl::cat(cat));
+static cl::opt<int64_t> batchedArg("max-batched-tokens",
+                                   cl::desc("the ladder's token budget per pass "
+                                            "(pool-serve's default)"),
+                                   cl::init(2048), cl::cat(cat));
 
 namespace {
 
@@ -420,6 +443,29 @@ int main(int argc, char **argv) {
                 "layout");
   if (!compareArg.empty() && htmlDir.empty())
     return fail("--compare draws its diff into the page: give --html DIR");
+  if (intervalArg < 0)
+    return fail("--checkpoint-interval must be >= 0 tokens (0: the ladder off), got " +
+                std::to_string(intervalArg));
+  if (batchedArg < 1)
+    return fail("--max-batched-tokens must be >= 1, got " + std::to_string(batchedArg));
+  std::vector<poolrt::LadderQuery> ladderQueries;
+  for (const std::string &arg : ladderArgs) {
+    poolrt::LadderQuery q;
+    q.outputTokens = q.tailTokens = 1024;
+    q.maxBatchedTokens = batchedArg;
+    llvm::SmallVector<llvm::StringRef> parts;
+    llvm::StringRef(arg).split(parts, ':');
+    int64_t *into[] = {&q.promptTokens, &q.outputTokens, &q.tailTokens};
+    const int64_t least[] = {1, 1, 0};
+    const char *what[] = {"PROMPT", "OUTPUT", "TAIL"};
+    if (parts.size() > 3)
+      return fail("--ladder '" + arg + "': give PROMPT[:OUTPUT[:TAIL]]");
+    for (size_t i = 0; i < parts.size(); ++i)
+      if (parts[i].getAsInteger(10, *into[i]) || *into[i] < least[i])
+        return fail("--ladder '" + arg + "': " + what[i] + " must be an integer >= " +
+                    std::to_string(least[i]) + " (tokens)");
+    ladderQueries.push_back(q);
+  }
 
   Compiled base;
   Overrides ps;
@@ -544,6 +590,18 @@ int main(int argc, char **argv) {
     printTable(varyRows, llvm::outs());
   }
 
+  poolrt::CachePolicy policy;
+  policy.checkpointIntervalTokens = intervalArg;
+  std::vector<poolrt::explore::LadderRun> ladders = poolrt::explore::runLadders(
+      base.layout, policy,
+      ladderQueries.empty() && !htmlDir.empty()
+          ? std::vector<poolrt::LadderQuery>{poolrt::explore::defaultLadderQuery(
+                base.layout, intervalArg, batchedArg)}
+          : ladderQueries);
+  if (!ladderQueries.empty())
+    for (const auto &run : ladders)
+      llvm::outs() << "\n" << poolrt::explore::ladderText(run);
+
   if (!htmlDir.empty()) {
     auto textOf = [](const llvm::json::Value &v) {
       std::string t;
@@ -562,6 +620,7 @@ int main(int argc, char **argv) {
     in.sweep = pointsOf(sweepRows, sweepBudgets);
     in.varyName = varyName;
     in.vary = pointsOf(varyRows, varyBudgets);
+    in.ladders = ladders;
     Compiled other;
     if (!compareArg.empty()) {
       if (isArtifactPath(compareArg)) {

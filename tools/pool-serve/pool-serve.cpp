@@ -329,6 +329,10 @@ int replay(const Args &a) {
     in.reportJson = *report;
     in.artifact = e.layout().fingerprint;
     in.live = true;
+    // The checkpoint ladder under this replay's policy and pass budget.
+    in.ladders = poolrt::explore::runLadders(
+        e.layout(), o.policy,
+        {poolrt::explore::defaultLadderQuery(e.layout(), a.interval, a.maxBatchedTokens)});
     auto data = poolrt::explore::pageData(in);
     if (!data.ok())
       return fail(a.artifact + ": " + data.error().message);

@@ -60,7 +60,7 @@
   if (data.artifact) facts.push('artifact ' + data.artifact);
   el('div', { class: 'facts' }, head, facts.join(' · '));
   const toc = document.getElementById('toc');
-  for (const [id, name] of [['maps', 'Map'], ['tables', 'Tables'], ['sweep', 'Sweep'], ['vary', 'Vary'], ['diff', 'Diff'], ['textsec', 'Text']])
+  for (const [id, name] of [['maps', 'Map'], ['tables', 'Tables'], ['sweep', 'Sweep'], ['vary', 'Vary'], ['diff', 'Diff'], ['ladder', 'Ladder'], ['textsec', 'Text']])
     el('a', { href: '#' + id }, toc, name);
 
   // --- the maps ---------------------------------------------------------------
@@ -381,6 +381,84 @@
     el('h3', {}, s, 'What moved');
     const t = table(s, 'diff-changes', [{ h: 'member', k: 'path', l: 1 }, { h: 'kind', k: 'kind', l: 1 }, { h: 'this', k: 'this', l: 1 }, { h: 'other', k: 'other', l: 1 }], d.changes);
     t.querySelectorAll('tbody tr').forEach((tr, i) => { tr.className = 'diff-row kind-' + d.changes[i].kind; tr.dataset.path = d.changes[i].path; });
+  }
+
+  // --- the checkpoint ladder: three requests run on the layout's counts --------------
+  function drawLadder(parent, L, li) {
+    const q = L.query;
+    const box = el('div', { class: 'ladder', id: 'ladder-' + li, 'data-prompt': String(q.prompt_tokens) }, parent);
+    el('h3', {}, box, 'A ' + commas(q.prompt_tokens) + '-token prompt, ' + commas(q.output_tokens) + ' output tokens, a ' +
+      commas(q.tail_tokens) + '-token tail, ' + commas(q.max_batched_tokens) + ' tokens per pass');
+    if (L.error) {
+      box.dataset.error = L.error;
+      el('p', { class: 'error ladder-error' }, box, 'Cannot run it: ' + L.error);
+      return;
+    }
+    el('p', { class: 'hint' }, box, 'interval ' + commas(L.interval) + ' tokens · block ' + commas(L.block_size) + ' · ' + L.transfer +
+      ' · ' + commas(L.groups) + ' state groups' + (L.note ? ' · ' + L.note : ''));
+    const reqs = L.requests;
+    let span = 1;
+    for (const r of reqs) span = Math.max(span, r.prompt_tokens + r.output_tokens);
+    const PW = 1000, LW = 80, RW = 12, TH = 46, top = 8;
+    const PH = top + reqs.length * TH + 24;
+    const svg = el('svg', { class: 'ladder', width: String(PW), height: String(PH), viewBox: '0 0 ' + PW + ' ' + PH }, box);
+    const X = (v) => LW + v / span * (PW - LW - RW);
+    const titled = (node, text) => { el('title', {}, node, text); return node; };
+    reqs.forEach((r, i) => {
+      const g = el('g', { class: 'ladder-req', 'data-role': r.role }, svg);
+      const y = top + i * TH;
+      el('text', { x: 4, y: y + 16 }, g, r.role);
+      if (r.hit_tokens > 0)
+        titled(el('rect', { class: 'hit', x: X(0), y, width: X(r.hit_tokens) - X(0), height: 18 }, g), 'hit: tokens 0 .. ' + commas(r.hit_tokens) + ' from the cache');
+      titled(el('rect', { class: 'prefill', x: X(r.hit_tokens), y, width: Math.max(0.5, X(r.prompt_tokens) - X(r.hit_tokens)), height: 18 }, g),
+        'prefill: tokens ' + commas(r.hit_tokens) + ' .. ' + commas(r.prompt_tokens) + ' forwarded in ' + commas(r.chunks) + ' chunks');
+      titled(el('rect', { class: 'decode', x: X(r.prompt_tokens), y, width: Math.max(0.5, X(r.prompt_tokens + r.output_tokens) - X(r.prompt_tokens)), height: 18 }, g),
+        'decode: ' + commas(r.output_tokens) + ' tokens generated');
+      if (r.indexed_tokens > 0)
+        titled(el('rect', { class: 'indexed', x: X(0), y: y + 21, width: X(r.indexed_tokens) - X(0), height: 3 }, g),
+          'in the index at admission: ' + commas(r.indexed_tokens) + ' tokens (before the checkpoint gate)');
+      for (const c of r.prefill)
+        titled(el('line', { class: 'chunk', x1: X(c.end), y1: y, x2: X(c.end), y2: y + 18, 'data-pos': String(c.end) }, g), 'chunk ' + commas(c.start) + ' .. ' + commas(c.end));
+      if (r.limit_tokens > 0)
+        titled(el('line', { class: 'limit', x1: X(r.limit_tokens), y1: y - 3, x2: X(r.limit_tokens), y2: y + 27, 'data-pos': String(r.limit_tokens) }, g),
+          'last grid rung that leaves the successor its room: ' + commas(r.limit_tokens));
+      for (const c of r.prefill) {
+        if (!c.checkpoint) continue;
+        titled(el('circle', { class: 'ckpt' + (c.cut_for_demand ? ' cut' : ''), cx: X(c.end), cy: y + 9, r: 5, 'data-pos': String(c.end) }, g),
+          'checkpoint kept at ' + commas(c.end) + (c.cut_for_demand ? ' (the chunk was cut here for the demand)' : ''));
+      }
+      for (const p of r.decode_checkpoints)
+        titled(el('circle', { class: 'decode-ckpt', cx: X(p), cy: y + 9, r: 5, 'data-pos': String(p) }, g), 'decode checkpoint at ' + commas(p) + ' (the spacing rule)');
+      if (r.demand_pos > 0) {
+        const x = X(r.demand_pos);
+        titled(el('path', { class: 'demand', d: 'M' + x + ' ' + (y + 24) + ' l-6 10 h12 z', 'data-pos': String(r.demand_pos) }, g),
+          'demand: a checkpoint wanted at ' + commas(r.demand_pos) + ' (the hit stopped at ' + commas(r.hit_tokens) + ')');
+      }
+    });
+    const ay = top + reqs.length * TH + 4;
+    el('line', { class: 'axis', x1: X(0), y1: ay, x2: X(span), y2: ay, stroke: '#888' }, svg);
+    for (let k = 0; k <= 4; k++) {
+      const v = Math.round(span * k / 4);
+      el('text', { x: X(v), y: ay + 14, 'text-anchor': k === 0 ? 'start' : k === 4 ? 'end' : 'middle' }, svg, commas(v));
+    }
+    const lg = el('div', { class: 'legend' }, box);
+    for (const [name, c] of [['hit', '#59a14f'], ['prefill', '#a0cbe8'], ['decode', '#e8e8e8'], ['indexed', '#4e79a7'], ['checkpoint', '#f28e2b'],
+      ['cut for the demand', '#e15759'], ['decode checkpoint', '#b07aa1'], ['last rung (dashed) / demand (triangle)', '#e15759']]) {
+      const sp = el('span', {}, lg, name); sp.style.setProperty('--c', c);
+    }
+    const list = (v) => v.length ? v.map(commas).join(' ') : '-';
+    table(box, 'ladder-table-' + li, [{ h: 'request', k: 'role', l: 1 }, { h: 'prompt', k: 'prompt_tokens' }, { h: 'hit', k: 'hit_tokens' },
+      { h: 'indexed', k: 'indexed_tokens' }, { h: 'demand', k: 'demand_pos' }, { h: 'last rung', k: 'limit_tokens' }, { h: 'chunks', k: 'chunks' },
+      { h: 'checkpoints', k: 'ckpts', l: 1 }, { h: 'decode checkpoints', k: 'dckpts', l: 1 }, { h: 'kept', k: 'kept' }, { h: 'dropped', k: 'dropped' },
+      { h: 'evicted', k: 'evicted' }, { h: 'gate', k: 'reason', l: 1 }],
+    reqs.map((r) => Object.assign({}, r, { ckpts: list(r.checkpoints), dckpts: list(r.decode_checkpoints), reason: r.reason || '-' })));
+  }
+  if (data.ladders && data.ladders.length) {
+    const s = document.getElementById('ladder');
+    el('h2', {}, s, 'Checkpoint ladder');
+    el('p', { class: 'hint' }, s, 'Three requests run one after another on a cache manager of this layout\u2019s counts, with the scheduler\u2019s calls: ' +
+      'the first (the prompt), a follow-up (the prompt and a tail) and a repeat (the prompt and another tail). Hover a mark for what it is.');
+    data.ladders.forEach((L, li) => drawLadder(s, L, li));
   }
 
   // --- live: pool-serve --listen serves this page and its counters ---------------

@@ -17,6 +17,8 @@
 //   sweep, vary  the points --sweep and --vary compiled
 //   diff     every report member that differs from a second layout, as
 //            offset / count / other, and the inputs that differ (the why)
+//   ladders  the checkpoint ladder of chosen prompt lengths, run on a cache
+//            manager of the layout's counts (poolrt/Ladder.h)
 //   live     true when pool-serve serves the page: it polls
 //            /debug/cache_stats
 //
@@ -28,10 +30,12 @@
 #define POOLRT_EXPLORE_H
 
 #include "poolrt/Artifact.h"
+#include "poolrt/Ladder.h"
 #include "poolrt/SolvedLayout.h"
 #include "poolrt/Status.h"
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -54,6 +58,28 @@ struct Point {
   std::string error;
 };
 
+/// A ladder query and what running it gave: the ladder, or why not (a pool
+/// too small for the prompt, a stateless model's counts the manager
+/// refuses). The CLI prints it and the page draws it: one computation.
+struct LadderRun {
+  LadderQuery query;
+  std::optional<Ladder> ladder;
+  std::string error;
+};
+/// The query the page shows when the caller chose none: 4.5 intervals of
+/// prompt (a grid of rungs and a partial interval past the last; 32,768
+/// tokens with the ladder off), a 1,024-token output and a 1,024-token
+/// tail, the prompt shrunk to half the history the layout holds
+/// (pointNumbers' tokens, in whole blocks) so one request fits alone.
+LadderQuery defaultLadderQuery(const SolvedLayout &layout, int64_t intervalTokens,
+                               int64_t maxBatchedTokens);
+/// Runs each query on a cache manager of `layout`'s counts
+/// (cacheManagerConfig) under `policy`.
+std::vector<LadderRun> runLadders(const SolvedLayout &layout, const CachePolicy &policy,
+                                  const std::vector<LadderQuery> &queries);
+/// The ladder as text: a header, then one line per request.
+std::string ladderText(const LadderRun &run);
+
 struct PageInputs {
   const SolvedLayout *layout = nullptr; // required
   std::string reportJson;               // the report, as JSON text; required
@@ -65,6 +91,7 @@ struct PageInputs {
   /// --compare: the second layout and its report (both or neither).
   const SolvedLayout *other = nullptr;
   std::string otherReportJson;
+  std::vector<LadderRun> ladders;
   bool live = false;
 };
 

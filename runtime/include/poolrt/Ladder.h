@@ -61,12 +61,16 @@ struct LadderRequest {
   /// Positions where a decode step kept a checkpoint (the spacing rule).
   std::vector<int64_t> decodeCheckpoints;
   int64_t outputTokens = 0; // generated before it finished
+  /// Checkpoint fates while the request ran (CacheFunnel::fates): landed,
+  /// refused for want of a free group, and older ones spent to make room.
+  int64_t kept = 0, dropped = 0, evicted = 0;
 };
 
 struct Ladder {
   int64_t interval = 0;  // after snapping to the block size (0: ladder off)
   int64_t blockSize = 0;
   std::string transfer;  // "fork", "copy (PAGE units)", "none" or "stateless"
+  int64_t groups = 0;    // state groups (the checkpoints' home under fork)
   std::string note;      // the snap warning, or why there is no ladder
   std::vector<LadderRequest> requests;
 };
