@@ -4,9 +4,11 @@
 // "first" hashes the prompt inside the timed region (a request's first
 // admission attempt); "cached" re-admits with the request's hashes already
 // computed (every later attempt: hashes are kept on the request).
+#include "poolrt/BlockHash.h"
 #include "poolrt/CacheManager.h"
 
 #include <benchmark/benchmark.h>
+#include <xxhash.h>
 
 #include <algorithm>
 #include <chrono>
@@ -76,7 +78,60 @@ void admission(benchmark::State &state, bool firstAttempt, bool stateful) {
   state.counters["hit_blocks"] = double(hits) / double(state.iterations());
 }
 
+// The hashing a first admission pays, against raw XXH64 over the same
+// bytes (the prompt's int64 token ids) in the same run:
+//   raw_xxh64   one XXH64 call over all of them (the roofline);
+//   chain       the chained block hashes (poolrt::hashBlocks), where each
+//               block's XXH64 starts from its parent's: a serial chain of
+//               2,048 short hashes at block 16;
+//   prints      the collision fingerprints (tokenPrint, XXH3 of each
+//               block's ids as int32), independent per block.
+std::vector<int64_t> promptTokens(int64_t tokens) {
+  std::vector<int64_t> t(static_cast<size_t>(tokens));
+  for (int64_t i = 0; i < tokens; ++i)
+    t[size_t(i)] = i * 7 + 1;
+  return t;
+}
+
+void rawXxh64(benchmark::State &state) {
+  auto t = promptTokens(state.range(0));
+  for (auto _ : state)
+    benchmark::DoNotOptimize(XXH64(t.data(), t.size() * sizeof(int64_t), 0));
+  state.SetBytesProcessed(int64_t(state.iterations()) * int64_t(t.size() * 8));
+}
+
+void chain(benchmark::State &state) {
+  auto t = promptTokens(state.range(0));
+  size_t bs = size_t(state.range(1)), n = t.size() / bs;
+  std::vector<BlockHash> out(n);
+  for (auto _ : state) {
+    hashBlocks(std::nullopt, t.data(), bs, n, out.data());
+    benchmark::DoNotOptimize(out.data());
+  }
+  state.SetBytesProcessed(int64_t(state.iterations()) * int64_t(t.size() * 8));
+}
+
+void prints(benchmark::State &state) {
+  auto t = promptTokens(state.range(0));
+  size_t bs = size_t(state.range(1)), n = t.size() / bs;
+  std::vector<int32_t> block(bs);
+  std::vector<uint64_t> out(n);
+  for (auto _ : state) {
+    for (size_t b = 0; b < n; ++b) {
+      for (size_t k = 0; k < bs; ++k)
+        block[k] = int32_t(t[b * bs + k]);
+      out[b] = tokenPrint(block.data(), bs);
+    }
+    benchmark::DoNotOptimize(out.data());
+  }
+  state.SetBytesProcessed(int64_t(state.iterations()) * int64_t(t.size() * 8));
+}
+
 } // namespace
+
+BENCHMARK(rawXxh64)->Name("hash/raw_xxh64")->Arg(32768);
+BENCHMARK(chain)->Name("hash/chain")->Args({32768, 16})->Args({32768, 256});
+BENCHMARK(prints)->Name("hash/prints")->Args({32768, 16})->Args({32768, 256});
 
 BENCHMARK_CAPTURE(admission, stateless_first, true, false)
     ->Args({1024, 16})->Args({32768, 16})->Args({1024, 256})->Args({32768, 256})

@@ -53,7 +53,7 @@ Result<BlockPool> BlockPool::create(int64_t numBlocks,
 BlockPool::BlockPool(int32_t numBlocks, int32_t maxBlocks,
                      EvictCallback onEvict)
     : meta(size_t(maxBlocks)), lru(size_t(maxBlocks)),
-      tokens(size_t(maxBlocks)), prints(size_t(maxBlocks)),
+      tokens(size_t(maxBlocks)),
       rawOwner(size_t(maxBlocks)), vacant(maxBlocks),
       index(maxBlocks, kIndexSlotsPerEntry), numBlocks_(numBlocks),
       numFree_(numBlocks), onEvict(std::move(onEvict)) {
@@ -129,7 +129,8 @@ const std::vector<int32_t> &BlockPool::tokenIds(BlockId b) const {
 void BlockPool::setTokens(int32_t b, const int32_t *toks, size_t n) {
   tokens[size_t(b)].assign(toks, toks + n);
   meta[size_t(b)].hasTokens = n > 0;
-  prints[size_t(b)] = {n > 0 ? tokenPrint(toks, n) : 0, n};
+  meta[size_t(b)].print = n > 0 ? tokenPrint(toks, n) : 0;
+  meta[size_t(b)].printCount = uint32_t(n);
 }
 
 // Q8: a block whose hash `publish` re-pointed elsewhere is unreachable now.
@@ -263,7 +264,8 @@ void BlockPool::adopt(int32_t dst, int32_t src) {
   d.indexed = s.indexed;
   d.hasTokens = s.hasTokens;
   std::swap(tokens[size_t(dst)], tokens[size_t(src)]);
-  prints[size_t(dst)] = prints[size_t(src)];
+  d.print = s.print;
+  d.printCount = s.printCount;
   if (s.indexed)
     index.repoint(s.hash, src, dst);
   d.state = s.state; // Held, or a RawUnit keeping its (owner, piece)
@@ -344,8 +346,8 @@ Status BlockPool::checkInvariants() const {
     if (m.hasTokens != !tokens[size_t(b)].empty())
       return fail(b, "token flag disagrees with its tokens");
     if (m.hasTokens &&
-        (prints[size_t(b)].count != tokens[size_t(b)].size() ||
-         prints[size_t(b)].print !=
+        (m.printCount != tokens[size_t(b)].size() ||
+         m.print !=
              tokenPrint(tokens[size_t(b)].data(), tokens[size_t(b)].size())))
       return fail(b, "token fingerprint disagrees with its tokens");
     if (m.hasTokens && m.hash == kNoHash)

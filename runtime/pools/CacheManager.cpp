@@ -575,17 +575,13 @@ Admission CacheManager::admission(Request &r) {
   ensurePrints(r, candidates);
   const std::vector<uint64_t> &prints = r.printCache;
   size_t hbs = size_t(hashBlockSize());
-  int64_t compressed = 0;
-  hitScratch_.clear();
-  for (int64_t i = 0; i < candidates; ++i) {
-    BlockId b = blocks_->lookup(cache[size_t(i)]);
-    // Collision check: the stored tokens must be this block's tokens (by
-    // fingerprint, see tokenPrint).
-    if (!b.valid() || !blocks_->tokensMatch(b, hbs, prints[size_t(i)]))
-      break;
-    hitScratch_.push_back(b);
-    ++compressed;
-  }
+  // The indexed prefix, with the collision check: the stored tokens must be
+  // this block's tokens (by fingerprint, see tokenPrint). The scratch keeps
+  // its capacity: no allocation per admission once it has grown.
+  hitScratch_.resize(size_t(candidates));
+  int64_t compressed = int64_t(blocks_->lookupRun(
+      cache.data(), prints.data(), hbs, size_t(candidates), hitScratch_.data()));
+  hitScratch_.resize(size_t(compressed));
   // Every consumer reads at most `compressed` entries: no copy needed.
   const std::vector<BlockHash> &all = cache;
   // A hybrid model's index is the joint one: a hit counts as indexed only
@@ -679,9 +675,18 @@ Status CacheManager::allocate(Request &r, int64_t numCached) {
 
 Status CacheManager::allocateBlocksAndState(Request &r, int64_t numCached) {
   const std::vector<BlockHash> &hashes = r.hashCache;
-  for (int64_t i = 0; i < numCached; ++i) {
-    // canAllocate just looked these up; re-check each id from its block
-    // (indexedAs) instead of probing the index again.
+  // canAllocate just looked these up: claim them while each block is still
+  // indexed under this request's hash (a batch, no per-block status), and
+  // take the checked path below from the first that is not.
+  size_t fast = numCached <= int64_t(hitScratch_.size())
+                    ? blocks_->claimIndexedRun(hitScratch_.data(), hashes.data(),
+                                               size_t(numCached))
+                    : 0;
+  r.blockTable.insert(r.blockTable.end(), hitScratch_.begin(),
+                      hitScratch_.begin() + int64_t(fast));
+  for (int64_t i = int64_t(fast); i < numCached; ++i) {
+    // Re-check each id from its block (indexedAs) instead of probing the
+    // index again.
     BlockId b = size_t(i) < hitScratch_.size() ? hitScratch_[size_t(i)] : kNoBlock;
     if (!blocks_->indexedAs(b, hashes[size_t(i)])) {
       // Not what canAllocate found: look it up and run the collision check

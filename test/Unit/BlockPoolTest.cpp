@@ -587,6 +587,46 @@ TEST(BlockPoolIndex, SameTagDifferentHashes) {
   EXPECT_TRUE(pool.invariantsHold());
 }
 
+TEST(BlockPoolIndex, LookupRunAndClaimIndexedRunStopAtTheFirstMiss) {
+  // Four published blocks, 2 tokens each; block 2 holds other tokens than
+  // the prompt asks for (a same-hash collision the fingerprint catches).
+  BlockPool pool = BlockPool::create(6).take();
+  std::vector<BlockHash> h = {11, 22, 33, 44};
+  std::vector<std::vector<int32_t>> toks = {{1, 2}, {3, 4}, {9, 9}, {7, 8}};
+  for (int b = 0; b < 4; ++b) {
+    ASSERT_TRUE(pool.allocate(BlockId(b)).ok());
+    ASSERT_TRUE(pool.publish(BlockId(b), h[size_t(b)], toks[size_t(b)].data(), 2).ok());
+  }
+  ASSERT_TRUE(pool.free(BlockId(0)).ok()); // cached; 1..3 stay held
+  std::vector<int32_t> want2 = {5, 6};
+  std::vector<uint64_t> prints = {tokenPrint(toks[0].data(), 2), tokenPrint(toks[1].data(), 2),
+                                  tokenPrint(want2.data(), 2), tokenPrint(toks[3].data(), 2)};
+  std::vector<BlockId> out(4);
+  EXPECT_EQ(pool.lookupRun(h.data(), prints.data(), 2, 4, out.data()), 2u);
+  EXPECT_EQ(out[0], BlockId(0));
+  EXPECT_EQ(out[1], BlockId(1));
+  // A different token count per block is a miss too.
+  EXPECT_EQ(pool.lookupRun(h.data(), prints.data(), 3, 4, out.data()), 0u);
+
+  // Claims in order while each id is indexed under its hash: the cached
+  // block 0 becomes held, block 1 gains a reference; block 5 (never
+  // published) stops the run and is left as it was.
+  std::vector<BlockId> ids = {BlockId(0), BlockId(1), BlockId(5)};
+  std::vector<BlockHash> hs = {11, 22, 33};
+  int32_t freeBefore = pool.numFree();
+  EXPECT_EQ(pool.claimIndexedRun(ids.data(), hs.data(), 3), 2u);
+  EXPECT_EQ(pool.state(BlockId(0)), BlockState::Held);
+  EXPECT_EQ(*pool.refCount(BlockId(0)), 1);
+  EXPECT_EQ(*pool.refCount(BlockId(1)), 2);
+  EXPECT_EQ(pool.state(BlockId(5)), BlockState::Vacant);
+  EXPECT_EQ(pool.numFree(), freeBefore - 1);
+  // A hash that does not match the block's stops it before any claim.
+  std::vector<BlockHash> wrong = {22};
+  EXPECT_EQ(pool.claimIndexedRun(ids.data(), wrong.data(), 1), 0u);
+  EXPECT_EQ(*pool.refCount(BlockId(0)), 1);
+  EXPECT_TRUE(pool.invariantsHold());
+}
+
 //===----------------------------------------------------------------------===//
 // Error paths: each leaves the pool exactly as it was.
 //===----------------------------------------------------------------------===//

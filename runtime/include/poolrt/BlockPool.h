@@ -193,15 +193,26 @@ public:
   /// The collision check: does block `b` store `count` tokens whose
   /// fingerprint (tokenPrint) is `print`? False for a block without tokens.
   bool tokensMatch(BlockId b, size_t count, uint64_t print) const {
-    if (b.value < 0 || b.value >= numBlocks_ || !meta[size_t(b.value)].hasTokens)
+    if (b.value < 0 || b.value >= numBlocks_)
       return false;
-    const TokenPrint &p = prints[size_t(b.value)];
-    return p.count == count && p.print == print;
+    const Meta &m = meta[size_t(b.value)];
+    return m.hasTokens && m.printCount == count && m.print == print;
   }
 
   //--- content index ------------------------------------------------------//
   /// The block indexed under `h`, or kNoBlock.
   BlockId lookup(BlockHash h) const { return BlockId(index.find(h, keyOf())); }
+  /// Admission's probe of a whole prompt: how many of hashes[0..n), in
+  /// order, are indexed by blocks whose `count` tokens have fingerprint
+  /// prints[i] (the collision check of tokensMatch); their ids go to
+  /// out[0..k). One pass, one metadata line per block, no allocation.
+  inline size_t lookupRun(const BlockHash *hashes, const uint64_t *prints,
+                          size_t count, size_t n, BlockId *out) const;
+  /// Claim ids[0..n) in order while each is indexed under hashes[i] and
+  /// held or cached (what lookupRun found, if nothing moved since); returns
+  /// how many it claimed. The first one that is not stops it, untouched,
+  /// for the caller's checked path (claim, with its errors).
+  inline size_t claimIndexedRun(const BlockId *ids, const BlockHash *hashes, size_t n);
   /// Index held block `b` under the hash of the tokens it now holds.
   /// Re-points `h` if another block had it (that block becomes unreachable;
   /// see Q8 above).
@@ -277,13 +288,18 @@ private:
   // mispredictions are the pool's main cost; see TaggedIndex.h.
   static constexpr int kIndexSlotsPerEntry = 8;
   // 16 bytes, so an entry never straddles two cache lines.
+  // The token fingerprint lives here too: admission's collision check then
+  // reads one line per block, not two.
   struct Meta {
     BlockHash hash = kNoHash;
+    uint64_t print = 0;      // tokenPrint of tokens[b], where hasTokens
+    uint32_t printCount = 0; // the tokens it covers
     int32_t refCount = 0;
     BlockState state = BlockState::Retired;
     bool indexed = false;   // index[hash] == this block (the Q8 test, O(1))
     bool hasTokens = false; // tokens[b] non-empty; spares a cold read
   };
+  static_assert(sizeof(Meta) == 32, "a Meta entry stays inside one cache line");
   /// The index's key of a block: the hash it holds (see TaggedIndex).
   struct KeyOf {
     const Meta *meta;
@@ -321,11 +337,6 @@ private:
   std::vector<Meta> meta;                   // [maxBlocks]
   detail::IntrusiveLru lru; // the cached half, least recently freed first
   std::vector<std::vector<int32_t>> tokens; // [maxBlocks], cold
-  struct TokenPrint {
-    uint64_t print = 0;
-    size_t count = 0;
-  };
-  std::vector<TokenPrint> prints; // [maxBlocks]; valid where hasTokens
   std::vector<RawOwner> rawOwner;           // [maxBlocks], cold
   std::vector<std::string> ownerTags;
   detail::MinIdSet vacant;
@@ -437,6 +448,50 @@ inline Status BlockPool::claim(BlockId id) {
   return Status();
 }
 
+inline size_t BlockPool::lookupRun(const BlockHash *hashes, const uint64_t *want,
+                                   size_t count, size_t n, BlockId *out) const {
+  // No software prefetch: the probes are independent, and the core already
+  // overlaps their misses (measured: prefetching the home slots and the
+  // likely metadata ahead made a 2,048-block probe slower, not faster).
+  const Meta *md = meta.data();
+  const int32_t limit = numBlocks_;
+  for (size_t i = 0; i < n; ++i) {
+    int32_t b = index.find(hashes[i], keyOf());
+    if (b < 0 || b >= limit)
+      return i;
+    const Meta &m = md[b];
+    if (!m.hasTokens || m.printCount != count || m.print != want[i])
+      return i;
+    out[i] = BlockId(b);
+  }
+  return n;
+}
+
+inline size_t BlockPool::claimIndexedRun(const BlockId *ids, const BlockHash *hashes,
+                                         size_t n) {
+  Meta *md = meta.data();
+  for (size_t i = 0; i < n; ++i) {
+    int32_t b = ids[i].value;
+    if (b < 0 || b >= numBlocks_)
+      return i;
+    Meta &m = md[b];
+    if (!m.indexed || m.hash != hashes[i])
+      return i;
+    if (m.state == BlockState::Held) {
+      ++m.refCount;
+      continue;
+    }
+    if (m.state != BlockState::Cached)
+      return i;
+    lru.unlink(b);
+    --numFree_;
+    m.refCount = 1;
+    m.state = BlockState::Held;
+    ++numUsed_;
+  }
+  return n;
+}
+
 inline Status BlockPool::publish(BlockId id, BlockHash h, const int32_t *toks,
                                  size_t numTokens) {
   if (!inPool(id) || meta[size_t(id.value)].state != BlockState::Held)
@@ -456,6 +511,9 @@ inline Status BlockPool::publish(BlockId id, BlockHash h, const int32_t *toks,
     }
     m.hash = h;
   }
+  if (numTokens > 0xffffffffu) // the fingerprint's count is 32-bit
+    return Error::invalid("publish: " + std::to_string(numTokens) +
+                          " tokens in one block (at most 2^32 - 1)");
   if (numTokens > 0 || m.hasTokens)
     setTokens(b, toks, numTokens);
   int32_t prev = index.insertOrAssign(h, b, keyOf());
