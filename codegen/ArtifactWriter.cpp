@@ -155,19 +155,22 @@ mlir::pool::buildArtifact(ModelOp model, MLIRContext *kernelCtx,
   XXH64_update(st, kernelText.data(), kernelText.size());
 
   std::vector<poolrt::ArtifactSection> code;
-  for (const std::string &t : targets) {
+  for (const std::string &t : targets)
     if (!isKnownTarget(t)) {
       XXH64_freeState(st);
       return model.emitError("unknown target '")
              << t << "' (expected " << knownTargetList() << ")";
     }
-    FailureOr<std::string> lowered =
-        lowerKernels(model, kernelCtx, specs, t, CodeFormat::Binary);
-    if (failed(lowered)) {
-      XXH64_freeState(st);
-      return failure();
-    }
-    std::string bytes = std::move(*lowered);
+  // The targets lower in parallel; the artifact takes them in order.
+  FailureOr<std::vector<std::string>> lowered =
+      lowerKernelsForTargets(model, kernelCtx, specs, targets, CodeFormat::Binary);
+  if (failed(lowered)) {
+    XXH64_freeState(st);
+    return failure();
+  }
+  for (size_t i = 0; i < targets.size(); ++i) {
+    const std::string &t = targets[i];
+    std::string bytes = std::move((*lowered)[i]);
     XXH64_update(st, t.data(), t.size());
     XXH64_update(st, bytes.data(), bytes.size());
     layout.targets.push_back(

@@ -29,6 +29,10 @@
 #include "llvm/Support/Program.h"
 #include "llvm/Support/raw_ostream.h"
 
+#include <algorithm>
+#include <atomic>
+#include <thread>
+
 using namespace mlir;
 using namespace mlir::pool;
 
@@ -356,5 +360,58 @@ FailureOr<std::string> mlir::pool::lowerKernels(ModelOp model,
   std::string code, error;
   if (!lowerTo(kernelCtx, specs, target, format, code, error))
     return model.emitError(error);
+  return code;
+}
+
+FailureOr<std::vector<std::string>> mlir::pool::lowerKernelsForTargets(
+    ModelOp model, MLIRContext *kernelCtx, const std::vector<KernelSpec> &specs,
+    const std::vector<std::string> &targets, CodeFormat format) {
+  size_t n = targets.size();
+  std::vector<std::string> code(n), error(n);
+  std::vector<char> ok(n, 0);
+  auto lowerOne = [&](size_t i) {
+    // A context per lowering: nothing is shared between the threads but
+    // the (read-only) registry and the kernel specs.
+    MLIRContext ctx(kernelCtx->getDialectRegistry(), MLIRContext::Threading::DISABLED);
+    ctx.printOpOnDiagnostic(false);
+    std::string diags;
+    ScopedDiagnosticHandler handler(&ctx, [&](Diagnostic &d) {
+      if (d.getSeverity() == DiagnosticSeverity::Error)
+        diags += (diags.empty() ? "" : "; ") + d.str();
+      return success();
+    });
+    ok[i] = lowerTo(&ctx, specs, targets[i], format, code[i], error[i]);
+    if (!ok[i] && !diags.empty())
+      error[i] += ": " + diags;
+  };
+  // The heaviest first (AMD, then NVPTX, then the host's LLVM IR), so the
+  // last one to start is the lightest.
+  std::vector<size_t> order(n);
+  for (size_t i = 0; i < n; ++i)
+    order[i] = i;
+  auto weight = [&](size_t i) {
+    llvm::StringRef t = targets[i];
+    return t.starts_with("gfx") ? 0 : t.starts_with("sm_") ? 1 : 2;
+  };
+  std::stable_sort(order.begin(), order.end(),
+                   [&](size_t a, size_t b) { return weight(a) < weight(b); });
+  size_t workers = std::min<size_t>(n, std::max(1u, std::thread::hardware_concurrency()));
+  if (workers <= 1) {
+    for (size_t i : order)
+      lowerOne(i);
+  } else {
+    std::atomic<size_t> next{0};
+    std::vector<std::thread> pool;
+    for (size_t w = 0; w < workers; ++w)
+      pool.emplace_back([&] {
+        for (size_t k; (k = next.fetch_add(1)) < n;)
+          lowerOne(order[k]);
+      });
+    for (std::thread &t : pool)
+      t.join();
+  }
+  for (size_t i = 0; i < n; ++i)
+    if (!ok[i])
+      return model.emitError(error[i]);
   return code;
 }

@@ -38,6 +38,16 @@ FailureOr<std::string> lowerKernels(ModelOp model, MLIRContext *kernelCtx,
                                     const std::vector<KernelSpec> &specs,
                                     llvm::StringRef target, CodeFormat format);
 
+/// lowerKernels for several targets at once, each in a context of its own
+/// (kernelCtx's dialect registry) on its own thread, up to the machine's
+/// cores; the result is in `targets` order and identical to lowering them
+/// one by one. A failure is an error on the model naming the first target
+/// (in `targets` order) that failed, with that lowering's diagnostics.
+FailureOr<std::vector<std::string>>
+lowerKernelsForTargets(ModelOp model, MLIRContext *kernelCtx,
+                       const std::vector<KernelSpec> &specs,
+                       const std::vector<std::string> &targets, CodeFormat format);
+
 /// AMD code object version: 5 (see specs/artifact-format.md).
 constexpr const char *kAmdCodeObjectAbi = "500";
 
