@@ -22,6 +22,7 @@
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <dirent.h>
+#include <fcntl.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -219,30 +220,6 @@ TEST_P(TierConformance, RefusesBadKeysBeforeTouchingAnything) {
   }
 }
 
-TEST_P(TierConformance, EvictsLeastRecentlyUsedUnderTheCap) {
-  if (!GetParam().capped)
-    return; // Redis: the server's maxmemory policy is the cap, not ours
-  auto t = GetParam().make(10000);
-  ASSERT_TRUE(t);
-  for (uint64_t i = 0; i < 4; ++i)
-    ASSERT_TRUE(t->put(keyOf(fp, i), bytesOf(3000, uint32_t(i))).ok());
-  // 4 x 3000 > 10000: the oldest (0) went.
-  EXPECT_EQ(t->get(keyOf(fp, 0)).fault, TierFault::NotFound);
-  EXPECT_TRUE(t->get(keyOf(fp, 1)).ok()); // 1 is now the most recent
-  ASSERT_TRUE(t->put(keyOf(fp, 9), bytesOf(3000, 9)).ok());
-  EXPECT_EQ(t->get(keyOf(fp, 2)).fault, TierFault::NotFound); // LRU, not FIFO
-  EXPECT_TRUE(t->get(keyOf(fp, 1)).ok());
-  EXPECT_TRUE(t->get(keyOf(fp, 3)).ok());
-  EXPECT_TRUE(t->get(keyOf(fp, 9)).ok());
-  EXPECT_LE(t->usage().bytes, 10000);
-  EXPECT_GE(t->usage().evictions, 2);
-  // Larger than the whole cap: refused, nothing evicted for it.
-  TierResult big = t->put(keyOf(fp, 50), bytesOf(10001, 5));
-  EXPECT_EQ(big.fault, TierFault::TooLarge);
-  EXPECT_TRUE(t->get(keyOf(fp, 9)).ok());
-  EXPECT_EQ(t->get(keyOf(fp, 50)).fault, TierFault::NotFound);
-}
-
 TEST_P(TierConformance, ConcurrentStoresAndLoadsKeepEveryObjectWhole) {
   auto t = GetParam().make(64 << 20);
   ASSERT_TRUE(t);
@@ -286,6 +263,50 @@ TEST_P(TierConformance, ConcurrentStoresAndLoadsKeepEveryObjectWhole) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Backends, TierConformance, ::testing::ValuesIn(backends()),
+                         [](const ::testing::TestParamInfo<Backend> &i) {
+                           std::string n = i.param.name;
+                           for (char &c : n)
+                             if (!std::isalnum(static_cast<unsigned char>(c)))
+                               c = '_';
+                           return n;
+                         });
+
+// The byte cap is ours on the embedded backends only (a Redis is capped by
+// the server's maxmemory policy: RedisServer.AFullServerRefusesTheStore),
+// so this suite runs over the capped ones.
+class CappedTierConformance : public TierConformance {};
+
+TEST_P(CappedTierConformance, EvictsLeastRecentlyUsedUnderTheCap) {
+  auto t = GetParam().make(10000);
+  ASSERT_TRUE(t);
+  for (uint64_t i = 0; i < 4; ++i)
+    ASSERT_TRUE(t->put(keyOf(fp, i), bytesOf(3000, uint32_t(i))).ok());
+  // 4 x 3000 > 10000: the oldest (0) went.
+  EXPECT_EQ(t->get(keyOf(fp, 0)).fault, TierFault::NotFound);
+  EXPECT_TRUE(t->get(keyOf(fp, 1)).ok()); // 1 is now the most recent
+  ASSERT_TRUE(t->put(keyOf(fp, 9), bytesOf(3000, 9)).ok());
+  EXPECT_EQ(t->get(keyOf(fp, 2)).fault, TierFault::NotFound); // LRU, not FIFO
+  EXPECT_TRUE(t->get(keyOf(fp, 1)).ok());
+  EXPECT_TRUE(t->get(keyOf(fp, 3)).ok());
+  EXPECT_TRUE(t->get(keyOf(fp, 9)).ok());
+  EXPECT_LE(t->usage().bytes, 10000);
+  EXPECT_GE(t->usage().evictions, 2);
+  // Larger than the whole cap: refused, nothing evicted for it.
+  TierResult big = t->put(keyOf(fp, 50), bytesOf(10001, 5));
+  EXPECT_EQ(big.fault, TierFault::TooLarge);
+  EXPECT_TRUE(t->get(keyOf(fp, 9)).ok());
+  EXPECT_EQ(t->get(keyOf(fp, 50)).fault, TierFault::NotFound);
+}
+
+std::vector<Backend> cappedBackends() {
+  std::vector<Backend> all = backends(), out;
+  for (const Backend &b : all)
+    if (b.capped)
+      out.push_back(b);
+  return out;
+}
+
+INSTANTIATE_TEST_SUITE_P(Backends, CappedTierConformance, ::testing::ValuesIn(cappedBackends()),
                          [](const ::testing::TestParamInfo<Backend> &i) {
                            std::string n = i.param.name;
                            for (char &c : n)
@@ -543,6 +564,64 @@ TEST(RedisServer, TwoClientsShareOneFleetCacheAndAWrongPasswordIsRefused) {
     EXPECT_NE(bad.error().message.find("AUTH refused"), std::string::npos)
         << bad.error().message;
   }
+}
+
+TEST(RedisServer, AFullServerRefusesTheStoreAndKeepsWhatItHeld) {
+  // A server of its own, capped at 2 MiB with no eviction: a store that
+  // does not fit is refused as Full (counted by the transfer thread as a
+  // refused store), never a hang, and the objects stored before stay whole.
+  int port = freePort();
+  pid_t pid = ::fork();
+  ASSERT_GE(pid, 0);
+  if (pid == 0) {
+    int null = ::open("/dev/null", O_WRONLY);
+    if (null >= 0) {
+      ::dup2(null, 1);
+      ::dup2(null, 2);
+    }
+    std::string p = std::to_string(port);
+    ::execlp("redis-server", "redis-server", "--port", p.c_str(), "--bind", "127.0.0.1",
+             "--save", "", "--appendonly", "no", "--maxmemory", "2mb",
+             "--maxmemory-policy", "noeviction", static_cast<char *>(nullptr));
+    ::_exit(127);
+  }
+  struct Reap { // the server goes with the test, failed assertions included
+    pid_t pid;
+    ~Reap() {
+      ::kill(pid, SIGTERM);
+      int status = 0;
+      ::waitpid(pid, &status, 0);
+    }
+  } reap{pid};
+  RedisTierOptions o;
+  o.url = "redis://127.0.0.1:" + std::to_string(port);
+  o.timeoutMs = 1000;
+  std::unique_ptr<TierBackend> t;
+  for (int i = 0; i < 100 && !t; ++i) {
+    auto r = openRedisTier(o);
+    if (r.ok())
+      t = r.take();
+    else
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  ASSERT_TRUE(t) << "redis-server on port " << port << " did not come up";
+  uint64_t fp = 0xF011;
+  std::string v = bytesOf(256 * 1024, 3);
+  int stored = 0;
+  TierResult last = TierResult::success();
+  for (uint64_t i = 0; i < 64 && last.ok(); ++i) {
+    last = t->put(keyOf(fp, i), v);
+    stored += last.ok();
+  }
+  EXPECT_EQ(last.fault, TierFault::Full) << last.message;
+  EXPECT_GE(stored, 1);
+  EXPECT_LT(stored, 64);
+  for (int i = 0; i < stored; ++i) {
+    TierGet g = t->get(keyOf(fp, uint64_t(i)));
+    ASSERT_TRUE(g.ok()) << g.message;
+    EXPECT_EQ(g.bytes, v);
+  }
+  t.reset(); // disconnect before the server stops
 }
 
 // --- the transfer thread ------------------------------------------------------
