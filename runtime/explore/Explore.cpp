@@ -495,6 +495,8 @@ Json diffJson(const SolvedLayout &a, const Json &ra, const SolvedLayout &b,
 // last) are listed, and `prefill_elided` says so.
 constexpr size_t kMaxLadderChunks = 400;
 
+// codegen's withCommas (Report.h) is an MLIR library's; pool-serve links
+// this one without the compiler.
 std::string withCommas(int64_t v) {
   uint64_t u = v < 0 ? uint64_t(-(v + 1)) + 1 : uint64_t(v);
   std::string d = std::to_string(u);
@@ -523,14 +525,6 @@ std::string positions(const std::vector<int64_t> &v) {
   for (size_t i = v.size() - 3; i < v.size(); ++i)
     add(i);
   return out + " (" + withCommas(int64_t(v.size())) + " in all)";
-}
-
-std::vector<int64_t> prefillCheckpoints(const LadderRequest &r) {
-  std::vector<int64_t> v;
-  for (const LadderChunk &c : r.prefill)
-    if (c.checkpoint)
-      v.push_back(c.end);
-  return v;
 }
 
 Json queryJson(const LadderQuery &q) {
@@ -579,7 +573,7 @@ Json laddersJson(const std::vector<LadderRun> &runs) {
                         {"chunks", int64_t(r.prefill.size())},
                         {"prefill", std::move(chunks)},
                         {"prefill_elided", elide},
-                        {"checkpoints", prefillCheckpoints(r)},
+                        {"checkpoints", r.checkpoints()},
                         {"decode_checkpoints", r.decodeCheckpoints}});
       }
       j["requests"] = std::move(reqs);
@@ -651,7 +645,7 @@ std::string ladderText(const LadderRun &run) {
       s += ", demand " + withCommas(r.demandPos);
     s += ", last rung " + withCommas(r.limitTokens) + "; " +
          withCommas(int64_t(r.prefill.size())) + " prefill chunks, checkpoints at " +
-         positions(prefillCheckpoints(r));
+         positions(r.checkpoints());
     for (const LadderChunk &c : r.prefill)
       if (c.cutForDemand)
         s += " (cut at " + withCommas(c.end) + " for the demand)";
@@ -663,7 +657,6 @@ std::string ladderText(const LadderRun &run) {
   }
   return s;
 }
-
 
 PointNumbers pointNumbers(const SolvedLayout &r) {
   PointNumbers n;

@@ -183,6 +183,14 @@ std::vector<Backend> backends() {
   return b;
 }
 
+std::string backendName(const ::testing::TestParamInfo<Backend> &i) {
+  std::string n = i.param.name;
+  for (char &c : n)
+    if (!std::isalnum(static_cast<unsigned char>(c)))
+      c = '_';
+  return n;
+}
+
 class TierConformance : public ::testing::TestWithParam<Backend> {
 protected:
   // Keys unique to this test run, so a shared Redis never sees stale ones.
@@ -263,13 +271,7 @@ TEST_P(TierConformance, ConcurrentStoresAndLoadsKeepEveryObjectWhole) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Backends, TierConformance, ::testing::ValuesIn(backends()),
-                         [](const ::testing::TestParamInfo<Backend> &i) {
-                           std::string n = i.param.name;
-                           for (char &c : n)
-                             if (!std::isalnum(static_cast<unsigned char>(c)))
-                               c = '_';
-                           return n;
-                         });
+                         backendName);
 
 // The byte cap is ours on the embedded backends only (a Redis is capped by
 // the server's maxmemory policy: RedisServer.AFullServerRefusesTheStore),
@@ -307,13 +309,7 @@ std::vector<Backend> cappedBackends() {
 }
 
 INSTANTIATE_TEST_SUITE_P(Backends, CappedTierConformance, ::testing::ValuesIn(cappedBackends()),
-                         [](const ::testing::TestParamInfo<Backend> &i) {
-                           std::string n = i.param.name;
-                           for (char &c : n)
-                             if (!std::isalnum(static_cast<unsigned char>(c)))
-                               c = '_';
-                           return n;
-                         });
+                         backendName);
 
 // --- disk faults ------------------------------------------------------------------
 

@@ -25,14 +25,6 @@ CacheManagerConfig forkConfig(int64_t groups) {
   return c;
 }
 
-std::vector<int64_t> checkpointEnds(const LadderRequest &r) {
-  std::vector<int64_t> v;
-  for (const LadderChunk &c : r.prefill)
-    if (c.checkpoint)
-      v.push_back(c.end);
-  return v;
-}
-
 void expectCovers(const LadderRequest &r, int64_t from, int64_t to, int64_t budget) {
   ASSERT_FALSE(r.prefill.empty());
   EXPECT_EQ(r.prefill.front().start, from);
@@ -67,7 +59,7 @@ TEST(Ladder, ForkRungsDemandAndDecodeSpacing) {
   EXPECT_EQ(a.limitTokens, 256);
   EXPECT_EQ(a.demandPos, 0);
   expectCovers(a, 0, 300, 48);
-  EXPECT_EQ(checkpointEnds(a), (std::vector<int64_t>{64, 128, 192, 256}));
+  EXPECT_EQ(a.checkpoints(), (std::vector<int64_t>{64, 128, 192, 256}));
   // Decode: block boundaries at least one interval after the last kept
   // checkpoint: 256 + 64 = 320, then 384; the last step (399) has no room.
   EXPECT_EQ(a.decodeCheckpoints, (std::vector<int64_t>{320, 384}));
@@ -88,7 +80,7 @@ TEST(Ladder, ForkRungsDemandAndDecodeSpacing) {
   ASSERT_GE(b.prefill.size(), 1u);
   EXPECT_EQ(b.prefill[0].end, 288);
   EXPECT_TRUE(b.prefill[0].cutForDemand);
-  EXPECT_EQ(checkpointEnds(b), (std::vector<int64_t>{288, 320}));
+  EXPECT_EQ(b.checkpoints(), (std::vector<int64_t>{288, 320}));
   for (size_t i = 1; i < b.prefill.size(); ++i)
     EXPECT_FALSE(b.prefill[i].cutForDemand);
 
@@ -118,7 +110,7 @@ TEST(Ladder, StatelessHitsWhateverIsIndexed) {
   EXPECT_EQ(L->requests[1].hitTokens, 96);
   EXPECT_EQ(L->requests[2].hitTokens, 96);
   for (const LadderRequest &r : L->requests) {
-    EXPECT_TRUE(checkpointEnds(r).empty());
+    EXPECT_TRUE(r.checkpoints().empty());
     EXPECT_TRUE(r.decodeCheckpoints.empty());
     EXPECT_EQ(r.demandPos, 0);
   }
@@ -134,7 +126,7 @@ TEST(Ladder, SnapsTheIntervalAndSaysSo) {
   ASSERT_TRUE(L.ok()) << L.error().message;
   EXPECT_EQ(L->interval, 64);
   EXPECT_NE(L->note.find("snapped to 64"), std::string::npos) << L->note;
-  EXPECT_EQ(checkpointEnds(L->requests[0]), (std::vector<int64_t>{64, 128, 192}));
+  EXPECT_EQ(L->requests[0].checkpoints(), (std::vector<int64_t>{64, 128, 192}));
 }
 
 TEST(Ladder, OneRungPerChunk) {
@@ -148,7 +140,7 @@ TEST(Ladder, OneRungPerChunk) {
   ASSERT_EQ(a.prefill.size(), 2u);
   EXPECT_EQ(a.prefill[0].end, 192);
   EXPECT_FALSE(a.prefill[0].cutForDemand);
-  EXPECT_EQ(checkpointEnds(a), (std::vector<int64_t>{192}));
+  EXPECT_EQ(a.checkpoints(), (std::vector<int64_t>{192}));
 }
 
 TEST(Ladder, RefusesBadQueriesAndTooSmallPools) {

@@ -32,8 +32,8 @@
 // checks it on a whole trace). Nothing allocates after construction except
 // token storage on first publish.
 //
-// Memory per block: 16 B metadata + 8 B LRU links + 64 B index (load at most
-// 1/8) + the token vector header. The index is sized for speed, not
+// Memory per block: 32 B metadata (hash, token fingerprint, state) + 8 B
+// LRU links + 64 B index (load at most 1/8) + the token vector header. The index is sized for speed, not
 // space: probe-loop mispredictions are most of the pool's cost. On the
 // prefix trace (bench/), 16-byte slots at load 1/2 ran 5.7 ns per pool
 // operation, 8-byte slots at load 1/4 3.7, at 1/8 3.0. For pools of tens of
@@ -287,9 +287,9 @@ private:
   // Index load at most 1/8: 64 bytes of index per block. Probe-loop
   // mispredictions are the pool's main cost; see TaggedIndex.h.
   static constexpr int kIndexSlotsPerEntry = 8;
-  // 16 bytes, so an entry never straddles two cache lines.
-  // The token fingerprint lives here too: admission's collision check then
-  // reads one line per block, not two.
+  // 32 bytes, so an entry never straddles two cache lines. The token
+  // fingerprint lives here too: admission's collision check then reads one
+  // line per block, not two.
   struct Meta {
     BlockHash hash = kNoHash;
     uint64_t print = 0;      // tokenPrint of tokens[b], where hasTokens
@@ -324,6 +324,12 @@ private:
 
   /// Take a free block (Vacant or Cached) out of its half.
   void takeNamed(int32_t b);
+  /// A block no one held (taken off its free half, or popped) is held once.
+  void hold(Meta &m) {
+    m.refCount = 1;
+    m.state = BlockState::Held;
+    ++numUsed_;
+  }
   /// File a block whose count just reached 0 (or that must move halves).
   void fileFree(int32_t b);
   /// Drop b's index entry if the index maps its hash to it (on_evict), then
@@ -442,9 +448,7 @@ inline Status BlockPool::claim(BlockId id) {
     takeNamed(b);
   else if (m.state != BlockState::Popped)
     return refuse(Op::Claim, id);
-  m.refCount = 1;
-  m.state = BlockState::Held;
-  ++numUsed_;
+  hold(m);
   return Status();
 }
 
@@ -483,11 +487,8 @@ inline size_t BlockPool::claimIndexedRun(const BlockId *ids, const BlockHash *ha
     }
     if (m.state != BlockState::Cached)
       return i;
-    lru.unlink(b);
-    --numFree_;
-    m.refCount = 1;
-    m.state = BlockState::Held;
-    ++numUsed_;
+    takeNamed(b);
+    hold(m);
   }
   return n;
 }

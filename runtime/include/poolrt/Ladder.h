@@ -64,6 +64,15 @@ struct LadderRequest {
   /// Checkpoint fates while the request ran (CacheFunnel::fates): landed,
   /// refused for want of a free group, and older ones spent to make room.
   int64_t kept = 0, dropped = 0, evicted = 0;
+
+  /// The positions where a prefill chunk kept a checkpoint (its end).
+  std::vector<int64_t> checkpoints() const {
+    std::vector<int64_t> v;
+    for (const LadderChunk &c : prefill)
+      if (c.checkpoint)
+        v.push_back(c.end);
+    return v;
+  }
 };
 
 struct Ladder {
