@@ -115,7 +115,8 @@ FailureOr<poolrt::Artifact>
 mlir::pool::buildArtifact(ModelOp model, MLIRContext *kernelCtx,
                           poolrt::SolvedLayout layout,
                           const std::vector<std::string> &targets,
-                          poolrt::SolvedLayout *written) {
+                          poolrt::SolvedLayout *written,
+                          const KernelTuning &tuning) {
   poolrt::Artifact out;
   if (failed(checkRunnable(model)))
     return failure();
@@ -132,6 +133,7 @@ mlir::pool::buildArtifact(ModelOp model, MLIRContext *kernelCtx,
   FailureOr<std::vector<KernelSpec>> derived = deriveKernelSpecs(model);
   if (failed(derived))
     return failure();
+  tuning.apply(*derived);
   const std::vector<KernelSpec> &specs = *derived;
   if (specs.empty())
     return model.emitError("the model has no kernels (is it planned?)");

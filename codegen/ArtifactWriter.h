@@ -2,6 +2,7 @@
 #ifndef POOL_CODEGEN_ARTIFACTWRITER_H
 #define POOL_CODEGEN_ARTIFACTWRITER_H
 
+#include "codegen/KernelSpec.h"
 #include "dialects/Pool/IR/PoolOps.h"
 
 #include "mlir/IR/BuiltinOps.h"
@@ -23,11 +24,13 @@ namespace mlir::pool {
 /// `kernelCtx` must be able to lower kernels (pool::registerKernelLowering).
 /// Fails with the error on the model. `written`, when given, receives the
 /// layout exactly as the manifest carries it (kernels, targets and
-/// fingerprint filled).
+/// fingerprint filled). `tuning` is poolc's
+/// --gpu-unroll / --gpu-streaming.
 FailureOr<poolrt::Artifact>
 buildArtifact(ModelOp model, MLIRContext *kernelCtx, poolrt::SolvedLayout layout,
               const std::vector<std::string> &targets,
-              poolrt::SolvedLayout *written = nullptr);
+              poolrt::SolvedLayout *written = nullptr,
+              const KernelTuning &tuning = {});
 
 } // namespace mlir::pool
 

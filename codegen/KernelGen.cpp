@@ -49,6 +49,7 @@ struct Emitter {
   const KernelSpec &k;
   bool amd;     // AMDGPU target
   unsigned as;  // address space of the pointers (1 global, 0 host)
+  unsigned unroll; // vectors a thread loads before it stores them (1: one)
 
   Value c64(int64_t v) { return arith::ConstantIntOp::create(b, loc, v, 64); }
   Value c32(int64_t v) { return arith::ConstantIntOp::create(b, loc, v, 32); }
@@ -149,28 +150,70 @@ struct Emitter {
         dstRsrc = ROCDL::MakeBufferRsrcOp::create(
             b, loc, rsrcTy, gep(dstBase, dstSeg), stride0, c64(s.bytes), flags);
       }
-      auto loop = scf::ForOp::create(b, loc, first, c64(nvec), step);
+      // One vector: its load, and its store of the loaded value.
+      auto offsetOf = [&](Value v) -> Value {
+        return arith::MulIOp::create(b, loc, v, c64(k.vecBytes));
+      };
+      auto load = [&](Value off) -> Value {
+        if (srcRsrc) {
+          Value off32 = arith::TruncIOp::create(b, loc, b.getI32Type(), off);
+          Value zero = c32(0);
+          return ROCDL::RawPtrBufferLoadOp::create(
+                     b, loc, TypeRange{vt}, ValueRange{srcRsrc, off32, zero, zero},
+                     ArrayRef<NamedAttribute>{})
+              .getResult();
+        }
+        Value sp = gep(srcBase, arith::AddIOp::create(b, loc, srcSeg, off));
+        bool hint = k.streaming && as == 1;
+        return LLVM::LoadOp::create(b, loc, vt, sp, k.vecBytes, /*isVolatile=*/false,
+                                    /*isNonTemporal=*/hint, /*isInvariant=*/hint);
+      };
+      auto store = [&](Value off, Value x) {
+        if (dstRsrc) {
+          Value off32 = arith::TruncIOp::create(b, loc, b.getI32Type(), off);
+          Value zero = c32(0);
+          ROCDL::RawPtrBufferStoreOp::create(b, loc, TypeRange{},
+                                             ValueRange{x, dstRsrc, off32, zero, zero},
+                                             ArrayRef<NamedAttribute>{});
+          return;
+        }
+        Value dp = gep(dstBase, arith::AddIOp::create(b, loc, dstSeg, off));
+        LLVM::StoreOp::create(b, loc, x, dp, k.vecBytes, /*isVolatile=*/false,
+                              /*isNonTemporal=*/k.streaming && as == 1);
+      };
+      Value rest = first;
+      int64_t u = unroll;
+      if (u > 1) {
+        // The unrolled part: u vectors a step apart, all loaded before any
+        // is stored (the arena is one pointer, so the compiler may not move
+        // a load past a store itself), while the last of them is in range:
+        // v < nvec - (u-1)*step. It yields where the rest starts.
+        Value span = arith::MulIOp::create(b, loc, step, c64(u - 1));
+        Value ub = arith::SubIOp::create(b, loc, c64(nvec), span);
+        Value stride = arith::MulIOp::create(b, loc, step, c64(u));
+        auto main = scf::ForOp::create(b, loc, first, ub, stride, ValueRange{first});
+        {
+          OpBuilder::InsertionGuard guard(b);
+          b.setInsertionPointToStart(main.getBody());
+          Value v0 = main.getInductionVar();
+          llvm::SmallVector<Value, 8> at{offsetOf(v0)}, got;
+          for (int64_t j = 1; j < u; ++j)
+            at.push_back(offsetOf(arith::AddIOp::create(
+                b, loc, v0, arith::MulIOp::create(b, loc, step, c64(j)))));
+          for (Value off : at)
+            got.push_back(load(off));
+          for (int64_t j = 0; j < u; ++j)
+            store(at[size_t(j)], got[size_t(j)]);
+          scf::YieldOp::create(b, loc, ValueRange{arith::AddIOp::create(b, loc, v0, stride)});
+        }
+        rest = main.getResult(0);
+      }
+      // The rest (all of it when not unrolled): fewer than u steps.
+      auto loop = scf::ForOp::create(b, loc, rest, c64(nvec), step);
       OpBuilder::InsertionGuard guard(b);
       b.setInsertionPointToStart(loop.getBody());
-      Value off = arith::MulIOp::create(b, loc, loop.getInductionVar(),
-                                        c64(k.vecBytes));
-      if (srcRsrc) {
-        Value off32 = arith::TruncIOp::create(b, loc, b.getI32Type(), off);
-        Value zero = c32(0);
-        Value v = ROCDL::RawPtrBufferLoadOp::create(
-                      b, loc, TypeRange{vt},
-                      ValueRange{srcRsrc, off32, zero, zero},
-                      ArrayRef<NamedAttribute>{})
-                      .getResult();
-        ROCDL::RawPtrBufferStoreOp::create(b, loc, TypeRange{},
-                                           ValueRange{v, dstRsrc, off32, zero, zero},
-                                           ArrayRef<NamedAttribute>{});
-      } else {
-        Value sp = gep(srcBase, arith::AddIOp::create(b, loc, srcSeg, off));
-        Value dp = gep(dstBase, arith::AddIOp::create(b, loc, dstSeg, off));
-        Value v = LLVM::LoadOp::create(b, loc, vt, sp, k.vecBytes);
-        LLVM::StoreOp::create(b, loc, v, dp, k.vecBytes);
-      }
+      Value off = offsetOf(loop.getInductionVar());
+      store(off, load(off));
     }
   }
 };
@@ -185,7 +228,7 @@ void buildGpuKernel(OpBuilder &b, Location loc, const KernelSpec &k, bool amd) {
       b.getDenseI32ArrayAttr({int32_t(kBlockThreads), 1, 1}));
   OpBuilder::InsertionGuard guard(b);
   b.setInsertionPointToStart(&fn.getBody().front());
-  Emitter e{b, loc, k, amd, 1};
+  Emitter e{b, loc, k, amd, 1, std::max(1u, k.unroll)};
   Block &entry = fn.getBody().front();
   Value arena = entry.getArgument(0), staging = entry.getArgument(1),
         ids = entry.getArgument(2), gridX = entry.getArgument(4);
@@ -209,7 +252,7 @@ void buildHostFunction(OpBuilder &b, Location loc, const KernelSpec &k) {
   Block *entry = fn.addEntryBlock();
   OpBuilder::InsertionGuard guard(b);
   b.setInsertionPointToStart(entry);
-  Emitter e{b, loc, k, false, 0};
+  Emitter e{b, loc, k, false, 0, 1};
   auto items = scf::ForOp::create(b, loc, e.c64(0), entry->getArgument(3),
                                   e.c64(1));
   {

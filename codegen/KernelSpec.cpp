@@ -402,3 +402,12 @@ poolrt::KernelInfo mlir::pool::kernelInfo(const KernelSpec &k) {
                              s.what});
   return info;
 }
+
+void mlir::pool::KernelTuning::apply(std::vector<KernelSpec> &specs) const {
+  for (KernelSpec &k : specs) {
+    if (unroll)
+      k.unroll = unroll;
+    if (streaming >= 0)
+      k.streaming = streaming != 0;
+  }
+}

@@ -58,6 +58,24 @@ struct IdSlot {
   bool read = false, written = false;
 };
 
+/// Vectors a GPU thread loads before it stores them, unless poolc's
+/// --gpu-unroll says otherwise (the host lowering loads one at a time).
+/// 2 measured best on the H200 at the runtime's grid (bench/RESULTS.md,
+/// 2026-12-03): 4 and 8 help the big copies and lose more on the blocks.
+constexpr unsigned kGpuUnroll = 2;
+/// KernelSpec::streaming unless poolc's --gpu-streaming says otherwise:
+/// off, it measured no different on the H200 (bench/RESULTS.md).
+constexpr bool kGpuStreaming = false;
+
+struct KernelSpec;
+/// poolc's kernel knobs (--gpu-unroll, --gpu-streaming), for measuring the
+/// kernels: each, when given, replaces the compiler's choice in every spec.
+struct KernelTuning {
+  unsigned unroll = 0; // 0: the compiler's choice
+  int streaming = -1;  // -1: the compiler's choice, else 0 or 1
+  void apply(std::vector<KernelSpec> &specs) const;
+};
+
 struct KernelSpec {
   std::string name;  // symbol name, e.g. "pool_slot_copy"
   std::string kind;  // slot_copy | group_copy | block_copy | image_gather |
@@ -71,6 +89,13 @@ struct KernelSpec {
   int64_t stagingStride = 0; // bytes per item in staging (0: no staging)
   int64_t maxId = 0;       // ids must lie in [0, maxId)
   unsigned vecBytes = 16;  // widest access every address and length allows
+  unsigned unroll = kGpuUnroll; // GPU: vectors in flight per thread (1..8)
+  /// GPU: each source byte is read once and never written while the kernel
+  /// runs (the launcher refuses a batch that reads and writes one id), so
+  /// loads are invariant and nontemporal, stores nontemporal: NVPTX reads
+  /// through the non-coherent path (ld.global.nc), AMDGPU sets nt (its
+  /// buffer-descriptor kernels keep the default caching).
+  bool streaming = kGpuStreaming;
   bool rebase = false;     // AMD: a side spans past 4 GiB: per-item buffer descriptors
   /// The item's id tuple, one entry per position (idsPerItem() of them);
   /// filled for every kernel (deriveKernelSpecs), from srcId/dstId unless

@@ -2,12 +2,17 @@
 // CUDA driver API (dlopen'ed libcuda.so.1, PTX loaded with cuModuleLoadData),
 // check each case's output byte for byte against the host lowering (the
 // XXH64 that pool-kernel-check --gpu-plan recorded for the same inputs), and
-// time each kernel against cuMemcpyDtoDAsync moving the same bytes.
+// time each kernel against cuMemcpyDtoDAsync moving the same bytes, and
+// against what an engine does without generated kernels: one
+// cuMemcpyDtoDAsync per contiguous run of every item (the reference's way).
+// Further artifacts given as NAME=FILE (the same model compiled with
+// another --gpu-unroll) are checked and timed beside it, side by side.
 //
 // Built on the GPU machine by bench/gpu/run.sh (it has CUDA and g++, none of
 // our Debian packages): the artifact reader is the project's own, xxhash is
 // header-only there.
 #include "poolrt/Artifact.h"
+#include "poolrt/SolvedLayout.h"
 #include "tools/lib/KernelPlan.h"
 
 #include <cuda.h>
@@ -173,11 +178,19 @@ template <typename Op> static double meanMs(Gpu &g, Op op) {
   return ms / 20;
 }
 
-// Runs case `c` once, compares its output's hash with the host lowering's,
-// times it against cuMemcpyDtoDAsync and prints its row. False on a mismatch.
-static bool runCase(Gpu &g, const Case &c) {
-  CUfunction fn;
-  check(cu.cuModuleGetFunction(&fn, g.mod, c.kernel.c_str()), c.kernel.c_str());
+// The grid libpoolrt's KernelLauncher gives this case (runtime/device/
+// Kernels.cpp): the widest segment's vectors over 256 threads, at most
+// 16 blocks per SM of a 132-SM part across the items.
+static int64_t runtimeGridX(const poolrt::KernelInfo &k, int64_t items) {
+  int64_t maxVecs = 1;
+  for (const poolrt::KernelSegment &seg : k.segments)
+    maxVecs = std::max<int64_t>(maxVecs, seg.bytes / 16);
+  return std::max<int64_t>(
+      1, std::min<int64_t>((maxVecs + 255) / 256, (2112 + items - 1) / items));
+}
+
+// Sets up case `c`'s inputs (poisons, fills, ids).
+static void prepareCase(Gpu &g, const Case &c) {
   for (Span s : c.poison)
     check(cu.cuMemsetD8(g.arena + s.off, 0xA5, size_t(s.len)), "cuMemsetD8");
   if (c.staging)
@@ -187,6 +200,23 @@ static bool runCase(Gpu &g, const Case &c) {
   for (Span s : c.fillStaging)
     upload(g, g.staging, s, 2);
   check(cu.cuMemcpyHtoD(g.ids, c.ids.data(), c.ids.size() * 4), "ids");
+}
+
+struct Timed {
+  bool ok = false;
+  double bestMs = 0, runtimeMs = 0, memMs = 0;
+  int64_t bestGx = 0, runtimeGx = 0;
+};
+
+// Runs case `c` with `mod`'s kernel once on fresh inputs, compares its
+// output's hash with the host lowering's, then times it: the best grid of
+// a small sweep and the runtime's own grid, mean of 20 launches each.
+static Timed timeKernel(Gpu &g, CUmodule mod, const Case &c,
+                        const poolrt::KernelInfo *info) {
+  Timed t;
+  CUfunction fn;
+  check(cu.cuModuleGetFunction(&fn, mod, c.kernel.c_str()), c.kernel.c_str());
+  prepareCase(g, c);
   int64_t items = c.items;
   // Enough blocks to fill 132 SMs several times over, at least one vector
   // per thread.
@@ -199,21 +229,64 @@ static bool runCase(Gpu &g, const Case &c) {
   std::string got = c.hashStaging.empty()
                         ? hashSpans(g, g.arena, c.hash)
                         : hashSpans(g, g.staging, c.hashStaging);
-  bool ok = got == c.expect;
-  if (!ok)
+  t.ok = got == c.expect;
+  if (!t.ok)
     std::printf("MISMATCH %s: device %s, host lowering %s\n", c.name.c_str(),
                 got.c_str(), c.expect.c_str());
-  // Timing: the best grid of a small sweep, mean of 20 launches each.
-  double bestMs = 1e30;
-  int64_t bestGx = gxAuto;
+  t.bestMs = 1e30;
+  t.bestGx = gxAuto;
   for (int64_t gx : {std::max<int64_t>(1, gxAuto / 4),
                      std::max<int64_t>(1, gxAuto / 2), gxAuto, gxAuto * 2}) {
     double ms = meanMs(g, [&] { launch(g, fn, items, gx); });
-    if (ms < bestMs) {
-      bestMs = ms;
-      bestGx = gx;
+    if (ms < t.bestMs) {
+      t.bestMs = ms;
+      t.bestGx = gx;
     }
   }
+  t.runtimeGx = info ? runtimeGridX(*info, items) : gxAuto;
+  t.runtimeMs = meanMs(g, [&] { launch(g, fn, items, t.runtimeGx); });
+  return t;
+}
+
+// One contiguous run of an item: both sides continue where the last
+// segment ended.
+struct Run {
+  CUdeviceptr dst, src;
+  size_t bytes;
+};
+
+// The case's copies as an engine without generated kernels issues them:
+// each item's segments (from the manifest), merged where both sides are
+// contiguous.
+static std::vector<Run> runsOf(const Gpu &g, const Case &c,
+                               const poolrt::KernelInfo &k) {
+  std::vector<Run> runs;
+  for (int64_t i = 0; i < c.items; ++i) {
+    auto idOf = [&](int pos) -> int64_t {
+      return pos < 0 ? i : c.ids[size_t(i * k.idsPerItem + pos)];
+    };
+    for (const poolrt::KernelSegment &sg : k.segments) {
+      CUdeviceptr src = (k.srcIsStaging ? g.staging : g.arena) +
+                        CUdeviceptr(idOf(sg.srcId) * sg.srcStride + sg.srcOff);
+      CUdeviceptr dst = (k.dstIsStaging ? g.staging : g.arena) +
+                        CUdeviceptr(idOf(sg.dstId) * sg.dstStride + sg.dstOff);
+      if (!runs.empty() && runs.back().src + runs.back().bytes == src &&
+          runs.back().dst + runs.back().bytes == dst)
+        runs.back().bytes += size_t(sg.bytes);
+      else
+        runs.push_back({dst, src, size_t(sg.bytes)});
+    }
+  }
+  return runs;
+}
+
+// Runs case `c` with the base module, checks it, times it against one
+// memcpy of the same bytes and against the per-run memcpys, and prints its
+// row. False on a mismatch.
+static bool runCase(Gpu &g, const Case &c, const poolrt::KernelInfo *info,
+                    std::vector<Timed> &timed) {
+  Timed t = timeKernel(g, g.mod, c, info);
+  timed.push_back(t);
   // Baseline: cuMemcpyDtoDAsync of the same number of bytes (the bytes
   // the kernel moves: an image store or restore moves items x image
   // bytes, not its units' whole regions), one call, between two regions
@@ -223,19 +296,116 @@ static bool runCase(Gpu &g, const Case &c) {
                                size_t(c.moved), nullptr),
           "memcpy");
   });
-  double gbs = double(c.moved) / (bestMs * 1e-3) / 1e9;
+  timed.back().memMs = memMs;
+  double gbs = double(c.moved) / (t.bestMs * 1e-3) / 1e9;
   double mgbs = double(c.moved) / (memMs * 1e-3) / 1e9;
   std::printf("%-20s %-20s %6" PRId64 " %12" PRId64 " %8" PRId64
               " %10.3f %10.1f %10.3f %10.1f %6.1f%%%s\n",
-              c.name.c_str(), c.kernel.c_str(), c.items, c.moved, bestGx,
-              bestMs, gbs, memMs, mgbs, 100.0 * gbs / mgbs,
-              ok ? "" : "  MISMATCH");
-  return ok;
+              c.name.c_str(), c.kernel.c_str(), c.items, c.moved, t.bestGx,
+              t.bestMs, gbs, memMs, mgbs, 100.0 * gbs / mgbs,
+              t.ok ? "" : "  MISMATCH");
+  return t.ok;
+}
+
+// The reference's way for every case: one cuMemcpyDtoDAsync per run.
+static void printPerRun(Gpu &g, const Plan &plan, const poolrt::SolvedLayout &layout,
+                        const std::vector<Timed> &timed) {
+  std::printf("\n== the generated kernel against one cuMemcpyDtoDAsync per contiguous run "
+              "(the reference's way), same bytes ==\n");
+  std::printf("%-20s %6s %9s %12s %12s %12s %9s\n", "case", "items", "runs/item",
+              "run bytes", "kernel ms", "per-run ms", "speedup");
+  for (size_t i = 0; i < plan.cases.size(); ++i) {
+    const Case &c = plan.cases[i];
+    const poolrt::KernelInfo *k = poolrt::findKernel(layout.kernels, &poolrt::KernelInfo::name, c.kernel);
+    if (!k)
+      continue;
+    std::vector<Run> runs = runsOf(g, c, *k);
+    double ms = meanMs(g, [&] {
+      for (const Run &r : runs)
+        check(cu.cuMemcpyDtoDAsync(r.dst, r.src, r.bytes, nullptr), "memcpy run");
+    });
+    size_t bytes = 0;
+    for (const Run &r : runs)
+      bytes += r.bytes;
+    std::printf("%-20s %6" PRId64 " %9.1f %12zu %12.3f %12.3f %8.2fx\n", c.name.c_str(),
+                c.items, double(runs.size()) / double(c.items),
+                runs.empty() ? size_t(0) : bytes / runs.size(), timed[i].runtimeMs, ms,
+                ms / timed[i].runtimeMs);
+  }
+  std::printf("(kernel ms: the runtime's own grid; run bytes: the mean run)\n");
+}
+
+// A further artifact's kernels, timed beside the base ones.
+struct Variant {
+  std::string name;
+  poolrt::Artifact artifact;
+  CUmodule mod;
+};
+
+static bool loadVariant(const std::string &arg, Variant &v) {
+  size_t eq = arg.find('=');
+  if (eq == std::string::npos || eq == 0) {
+    std::fprintf(stderr, "gpu_check: '%s': expected NAME=FILE.poolpack\n", arg.c_str());
+    return false;
+  }
+  v.name = arg.substr(0, eq);
+  auto a = poolrt::readArtifactFile(arg.substr(eq + 1));
+  if (!a.ok()) {
+    std::fprintf(stderr, "gpu_check: %s\n", a.error().message.c_str());
+    return false;
+  }
+  v.artifact = std::move(*a);
+  const poolrt::ArtifactSection *ptx = v.artifact.find("code/sm_90");
+  if (!ptx) {
+    std::fprintf(stderr, "gpu_check: %s has no code/sm_90\n", arg.c_str());
+    return false;
+  }
+  std::string image = ptx->data + std::string(1, '\0');
+  check(cu.cuModuleLoadData(&v.mod, image.data()), "cuModuleLoadData(variant PTX)");
+  return true;
+}
+
+// Every variant's kernels on every case, checked and timed; the ratios to
+// the same memcpy as the base table, side by side. Returns the mismatches.
+static int compareVariants(Gpu &g, const Plan &plan, const poolrt::SolvedLayout &layout,
+                           const std::vector<Timed> &base, std::vector<Variant> &variants) {
+  if (variants.empty())
+    return 0;
+  std::printf("\n== kernel variants side by side: %% of one cuMemcpyDtoDAsync of the same "
+              "bytes (best grid of the sweep / the runtime's grid) ==\n%-20s %16s",
+              "case", "base");
+  for (const Variant &v : variants)
+    std::printf(" %16s", v.name.c_str());
+  std::printf("\n");
+  int failures = 0;
+  for (size_t i = 0; i < plan.cases.size(); ++i) {
+    const Case &c = plan.cases[i];
+    const poolrt::KernelInfo *k =
+        poolrt::findKernel(layout.kernels, &poolrt::KernelInfo::name, c.kernel);
+    auto cell = [&](const Timed &t) {
+      std::printf("   %5.1f%% / %5.1f%%", 100.0 * base[i].memMs / t.bestMs,
+                  100.0 * base[i].memMs / t.runtimeMs);
+    };
+    std::printf("%-20s", c.name.c_str());
+    cell(base[i]);
+    for (Variant &v : variants) {
+      Timed t = timeKernel(g, v.mod, c, k);
+      if (!t.ok)
+        ++failures;
+      cell(t);
+      if (!t.ok)
+        std::printf(" MISMATCH");
+    }
+    std::printf("\n");
+  }
+  std::printf("%zu variant(s) x %zu cases: %d mismatched the host lowering\n", variants.size(),
+              plan.cases.size(), failures);
+  return failures;
 }
 
 int main(int argc, char **argv) {
-  if (argc != 3) {
-    std::fprintf(stderr, "usage: gpu_check MODEL.poolpack PLAN.txt\n");
+  if (argc < 3) {
+    std::fprintf(stderr, "usage: gpu_check MODEL.poolpack PLAN.txt [NAME=VARIANT.poolpack]...\n");
     return 2;
   }
   auto artifact = poolrt::readArtifactFile(argv[1]);
@@ -248,6 +418,11 @@ int main(int argc, char **argv) {
     std::fprintf(stderr, "gpu_check: the artifact has no code/sm_90\n");
     return 1;
   }
+  auto layout = poolrt::readSolvedLayout(*artifact);
+  if (!layout.ok()) {
+    std::fprintf(stderr, "gpu_check: %s\n", layout.error().message.c_str());
+    return 1;
+  }
   Plan plan;
   std::string why;
   if (!readPlan(argv[2], plan, why)) {
@@ -258,6 +433,10 @@ int main(int argc, char **argv) {
     return 1;
   Gpu g;
   openGpu(g, *ptx);
+  std::vector<Variant> variants(size_t(argc - 3));
+  for (int a = 3; a < argc; ++a)
+    if (!loadVariant(argv[a], variants[size_t(a - 3)]))
+      return 1;
   allocateBuffers(g, plan);
   std::printf("device: %s; arena %" PRId64
               " bytes (one cuMemAlloc), PTX %zu bytes\n",
@@ -269,12 +448,17 @@ int main(int argc, char **argv) {
   std::printf("\n%-20s %-20s %6s %12s %8s %10s %10s %10s %10s %7s\n", "case", "kernel",
               "items", "bytes", "grid_x", "kernel ms", "GB/s", "memcpy ms",
               "memcpy GB/s", "ratio");
+  std::vector<Timed> timed;
   for (const Case &c : plan.cases)
-    if (!runCase(g, c))
+    if (!runCase(g, c,
+                 poolrt::findKernel(layout->kernels, &poolrt::KernelInfo::name, c.kernel),
+                 timed))
       ++failures;
   std::printf(
       "\n%zu cases: %zu byte-identical to the host lowering, %d mismatched\n",
       plan.cases.size(), plan.cases.size() - failures, failures);
   std::printf("(GB/s = bytes copied per second; memcpy = one cuMemcpyDtoDAsync of the same bytes in the same arena)\n");
+  printPerRun(g, plan, *layout, timed);
+  failures += compareVariants(g, plan, *layout, timed, variants);
   return failures ? 1 : 0;
 }

@@ -9,6 +9,9 @@
 #   bash bench/gpu/run.sh device-kernel # only the model kernel (nvcc) on CUDA
 #   bash bench/gpu/run.sh prepare-python  # here: only what device-python needs
 #   bash bench/gpu/run.sh device-python   # the poolrt module on CUDA, through torch
+#   bash bench/gpu/run.sh prepare-kernels # here: only what device-kernels needs
+#   bash bench/gpu/run.sh device-kernels  # only gpu_check: the kernels against memcpy,
+#                                         # per-run memcpy, and the --gpu-unroll variants
 # The device step needs only CUDA, g++ and the carried files.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
@@ -88,6 +91,41 @@ python_on_device() {
     POOLRT_TEST_FORK_ARTIFACT=.gpu-carry/py/qwen-small.poolpack \
     python3 -m pytest -v -p no:cacheprovider runtime/python/test_cuda.py
 }
+# The model's artifact, the plan, and the same model with each of VARIANTS'
+# kernel knobs: uN is --gpu-unroll N, sN the same with --gpu-streaming;
+# gpu_check times them side by side in one run.
+VARIANTS=${VARIANTS:-u1 u2 u4 s1 s2 s4}
+prepare_kernels() {
+  mkdir -p .gpu-carry
+  "./$BUILD/bin/poolc" "$MODEL" --budget "$BUDGET" --max-num-seqs "$SEQS" \
+    --targets sm_90,host -o .gpu-carry/model.poolpack
+  "./$BUILD/bin/pool-kernel-check" "$MODEL" --budget "$BUDGET" --max-num-seqs "$SEQS" \
+    --gpu-plan .gpu-carry/plan.txt 2>/dev/null
+  rm -f .gpu-carry/model-[us]*.poolpack
+  local v knobs
+  for v in $VARIANTS; do
+    case "$v" in
+    u[1-8]) knobs="--gpu-unroll ${v#u} --gpu-streaming=false" ;;
+    s[1-8]) knobs="--gpu-unroll ${v#s} --gpu-streaming" ;;
+    *) echo "run.sh: variant '$v': expected uN or sN, N in 1..8" >&2; return 2 ;;
+    esac
+    # shellcheck disable=SC2086
+    "./$BUILD/bin/poolc" "$MODEL" --budget "$BUDGET" --max-num-seqs "$SEQS" \
+      --targets sm_90 $knobs -o ".gpu-carry/model-$v.poolpack"
+  done
+  cp /usr/include/xxhash.h .gpu-carry/
+  rm -rf .gpu-carry/nlohmann && cp -r /usr/include/nlohmann .gpu-carry/
+}
+gpu_check_on_device() {
+  g++ -O2 -std=c++17 -I. -Iruntime/include -I.gpu-carry -I/usr/local/cuda/include \
+    bench/gpu/gpu_check.cpp runtime/layout/*.cpp -DXXH_INLINE_ALL -ldl \
+    -o /tmp/gpu_check
+  local variants=() f
+  for f in .gpu-carry/model-[us]*.poolpack; do
+    [ -e "$f" ] && variants+=("$(basename "$f" .poolpack | sed 's/^model-//')=$f")
+  done
+  /tmp/gpu_check .gpu-carry/model.poolpack .gpu-carry/plan.txt "${variants[@]}"
+}
 prepare_python() {
   mkdir -p .gpu-carry/py
   "./$BUILD/bin/poolc" models/deepseek-v4-flash-fp8.yaml --budget 1GiB --max-num-seqs 4 \
@@ -98,6 +136,14 @@ prepare_python() {
   rm -rf .gpu-carry/nlohmann && cp -r /usr/include/nlohmann .gpu-carry/
 }
 case "${1:-}" in
+prepare-kernels)
+  prepare_kernels
+  echo "prepared: $(ls .gpu-carry)"
+  ;;
+device-kernels)
+  nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv,noheader || true
+  gpu_check_on_device
+  ;;
 prepare-python)
   prepare_python
   echo "prepared: $(ls .gpu-carry/py)"
@@ -107,11 +153,7 @@ device-python)
   python_on_device
   ;;
 prepare)
-  mkdir -p .gpu-carry
-  "./$BUILD/bin/poolc" "$MODEL" --budget "$BUDGET" --max-num-seqs "$SEQS" \
-    --targets sm_90,host -o .gpu-carry/model.poolpack
-  "./$BUILD/bin/pool-kernel-check" "$MODEL" --budget "$BUDGET" --max-num-seqs "$SEQS" \
-    --gpu-plan .gpu-carry/plan.txt 2>/dev/null
+  prepare_kernels
   # The end-to-end tests' artifacts: V4 at 1 GiB (moving the boundary) and
   # Qwen3.5 (fork transfer); copy_e2e runs on model.poolpack.
   "./$BUILD/bin/poolc" models/deepseek-v4-flash-fp8.yaml --budget 1GiB --max-num-seqs 4 \
@@ -161,10 +203,7 @@ prepare)
   ;;
 device)
   nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv,noheader || true
-  g++ -O2 -std=c++17 -I. -Iruntime/include -I.gpu-carry -I/usr/local/cuda/include \
-    bench/gpu/gpu_check.cpp runtime/layout/Artifact.cpp -DXXH_INLINE_ALL -ldl \
-    -o /tmp/gpu_check
-  /tmp/gpu_check .gpu-carry/model.poolpack .gpu-carry/plan.txt
+  gpu_check_on_device
   echo
   echo "== libpoolrt device conformance suite (CUDA backend) =="
   g++ -O2 -std=c++17 -I. -Iruntime/include -I.gpu-carry tools/pool-device-check/pool-device-check.cpp \
@@ -194,7 +233,7 @@ device-kernel) # only the model kernel on CUDA, 1,000 requests
   serve_kernel_on_device
   ;;
 *)
-  echo "usage: bench/gpu/run.sh prepare|device|device-serve|device-kernel|prepare-python|device-python" >&2
+  echo "usage: bench/gpu/run.sh prepare|device|prepare-kernels|device-kernels|device-serve|device-kernel|prepare-python|device-python" >&2
   exit 2
   ;;
 esac

@@ -74,6 +74,24 @@ static cl::opt<bool> fitAllocation(
 static cl::opt<bool> showRemarks("remarks",
                                  cl::desc("print the passes' remarks (addressing marks)"),
                                  cl::init(false), cl::cat(poolcCat));
+static cl::opt<unsigned> gpuUnroll(
+    "gpu-unroll",
+    cl::desc("GPU kernels: 16-byte vectors each thread loads before it stores them, 1 to 8 "
+             "(default: the compiler's choice; for measuring the kernels)"),
+    cl::init(0), cl::cat(poolcCat));
+static cl::opt<bool> gpuStreaming(
+    "gpu-streaming",
+    cl::desc("GPU kernels: read-once loads and nontemporal stores (=false: plain; "
+             "default: the compiler's choice; for measuring the kernels)"),
+    cl::cat(poolcCat));
+/// The knobs given (the out-of-range unroll is refused in main).
+static mlir::pool::KernelTuning tuning() {
+  mlir::pool::KernelTuning t;
+  t.unroll = gpuUnroll;
+  if (gpuStreaming.getNumOccurrences())
+    t.streaming = gpuStreaming ? 1 : 0;
+  return t;
+}
 static cl::opt<std::string> outputFile("o", cl::desc("output file (default: stdout)"),
                                        cl::value_desc("FILE"), cl::init("-"),
                                        cl::cat(poolcCat));
@@ -95,6 +113,8 @@ int main(int argc, char **argv) {
                  "(any subset)");
   if (emit == Emit::Artifact && outputFile == "-")
     return usage("an artifact is binary: give -o FILE.poolpack");
+  if (gpuUnroll.getNumOccurrences() && (gpuUnroll < 1 || gpuUnroll > 8))
+    return usage("--gpu-unroll " + std::to_string(gpuUnroll) + ": expected 1 to 8");
   ::pool::CompileOptions opts;
   opts.input = inputFile;
   for (const std::string &p : params) {
@@ -159,8 +179,8 @@ int main(int argc, char **argv) {
     kctx.printOpOnDiagnostic(false);
     ::pool::registerKernelLowering(kctx);
     std::vector<std::string> ts(targets.begin(), targets.end());
-    auto artifact =
-        mlir::pool::buildArtifact(*model, &kctx, std::move(*layout), ts);
+    auto artifact = mlir::pool::buildArtifact(*model, &kctx, std::move(*layout), ts,
+                                              nullptr, tuning());
     if (failed(artifact))
       return 1;
     poolrt::Status written = poolrt::writeArtifactFile(outputFile, *artifact);
@@ -181,6 +201,7 @@ int main(int argc, char **argv) {
     auto specs = mlir::pool::deriveKernelSpecs(*model);
     if (failed(specs))
       return 1;
+    tuning().apply(*specs);
     auto code = mlir::pool::lowerKernels(*model, &kctx, *specs, target,
                                          mlir::pool::CodeFormat::Assembly);
     if (failed(code))
