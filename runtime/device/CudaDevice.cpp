@@ -10,6 +10,7 @@
 
 #include "VendorDevice.h"
 
+#include <algorithm>
 #include <dlfcn.h>
 
 namespace poolrt {
@@ -51,6 +52,8 @@ struct CudaApi {
                              unsigned, unsigned, unsigned, unsigned, CUstream,
                              void **, void **);
   CUresult (*cuGetErrorString)(CUresult, const char **);
+  CUresult (*cuMemHostAlloc)(void **, size_t, unsigned);
+  CUresult (*cuMemFreeHost)(void *);
 
   std::string load() {
     lib = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
@@ -73,6 +76,8 @@ struct CudaApi {
         {reinterpret_cast<void **>(&cuModuleGetFunction), "cuModuleGetFunction"},
         {reinterpret_cast<void **>(&cuLaunchKernel), "cuLaunchKernel"},
         {reinterpret_cast<void **>(&cuGetErrorString), "cuGetErrorString"},
+        {reinterpret_cast<void **>(&cuMemHostAlloc), "cuMemHostAlloc"},
+        {reinterpret_cast<void **>(&cuMemFreeHost), "cuMemFreeHost"},
     };
     return resolveSymbols(lib, "libcuda.so.1", entries,
                           sizeof entries / sizeof entries[0]);
@@ -131,6 +136,25 @@ public:
     return deviceName + " through the CUDA driver API";
   }
   std::string codeSection() const override { return "code/sm_90"; }
+
+  // Page-locked host memory. The calling thread may have no context (the
+  // tier's transfer thread): the primary context is made current on it
+  // first. PORTABLE: every context may copy from it.
+  void *allocateHost(uint64_t bytes) override {
+    constexpr unsigned kPortable = 0x01; // CU_MEMHOSTALLOC_PORTABLE
+    void *p = nullptr;
+    if (api.cuCtxSetCurrent(ctx) != 0 ||
+        api.cuMemHostAlloc(&p, std::max<uint64_t>(bytes, 1), kPortable) != 0)
+      return nullptr;
+    return p;
+  }
+  void releaseHost(void *p) override {
+    if (!p)
+      return;
+    (void)api.cuCtxSetCurrent(ctx);
+    (void)api.cuMemFreeHost(p);
+  }
+  std::string hostMemoryKind() const override { return "pinned (cuMemHostAlloc)"; }
 
   Status loadKernels(const Artifact &artifact) override {
     const ArtifactSection *ptx = artifact.find(codeSection());

@@ -2,11 +2,20 @@
 
 #include "poolrt/Device.h"
 
+#include <algorithm>
+#include <cstdlib>
 #include <dlfcn.h>
 
 namespace poolrt {
 
 Device::~Device() = default;
+
+void *Device::allocateHost(uint64_t bytes) {
+  // 64-byte aligned, like the pinned allocations: a copy's source alignment
+  // does not depend on the backend.
+  return std::aligned_alloc(64, (std::max<uint64_t>(bytes, 1) + 63) / 64 * 64);
+}
+void Device::releaseHost(void *p) { std::free(p); }
 
 std::string resolveSymbols(void *lib, const char *libName, SymbolSlot *slots,
                            size_t count) {

@@ -43,6 +43,8 @@ struct HipApi {
                                       hipStream_t, void **, void **);
   hipError_t (*hipDeviceSynchronize)();
   const char *(*hipGetErrorString)(hipError_t);
+  hipError_t (*hipHostMalloc)(void **, size_t, unsigned);
+  hipError_t (*hipHostFree)(void *);
 
   std::string load() {
     for (const char *n : {"libamdhip64.so", "libamdhip64.so.6", "libamdhip64.so.7"})
@@ -63,6 +65,8 @@ struct HipApi {
         {reinterpret_cast<void **>(&hipModuleLaunchKernel), "hipModuleLaunchKernel"},
         {reinterpret_cast<void **>(&hipDeviceSynchronize), "hipDeviceSynchronize"},
         {reinterpret_cast<void **>(&hipGetErrorString), "hipGetErrorString"},
+        {reinterpret_cast<void **>(&hipHostMalloc), "hipHostMalloc"},
+        {reinterpret_cast<void **>(&hipHostFree), "hipHostFree"},
     };
     return resolveSymbols(lib, "libamdhip64.so", entries,
                           sizeof entries / sizeof entries[0]);
@@ -109,6 +113,18 @@ public:
   std::string loadedSection = "code/gfx942";
 
   std::string description() const override { return "AMD GPU through HIP"; }
+  void *allocateHost(uint64_t bytes) override {
+    constexpr unsigned kPortable = 0x1; // hipHostMallocPortable
+    void *p = nullptr;
+    if (api.hipHostMalloc(&p, bytes < 1 ? 1 : bytes, kPortable) != 0)
+      return nullptr;
+    return p;
+  }
+  void releaseHost(void *p) override {
+    if (p)
+      (void)api.hipHostFree(p);
+  }
+  std::string hostMemoryKind() const override { return "pinned (hipHostMalloc)"; }
   std::string codeSection() const override { return loadedSection; }
   Status loadKernels(const Artifact &artifact) override {
     std::string tried;

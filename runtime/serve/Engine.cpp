@@ -56,7 +56,8 @@ struct Engine::Seq {
   struct TierRestore {
     int64_t from = 0, to = 0;         // tokens: the HBM hit, the last boundary
     std::vector<int64_t> boundaries;  // of the objects, in order
-    std::vector<std::string> objects; // validated object bytes
+    std::vector<TierBytes> objects;   // validated objects, shared with the tier
+    std::vector<TierObjectView> views; // into objects
   };
   std::optional<TierRestore> tierRestore;
 };
@@ -73,12 +74,11 @@ struct Engine::Batch {
 
 Engine::~Engine() {
   transfer_.reset(); // the thread stops before the backend goes
-  if (device_) {
-    if (kvStaging_)
-      (void)device_->release(kvStaging_);
-    if (imageStaging_)
-      (void)device_->release(imageStaging_);
-  }
+  // The waiting loads' objects and the tier's page-locked buffers go back
+  // to the device before it can go.
+  seqs_.clear();
+  tier_.reset();
+  tierDevice_.reset();
 }
 
 Result<std::unique_ptr<Engine>> Engine::create(const Artifact &artifact,
@@ -194,45 +194,23 @@ Result<std::unique_ptr<Engine>> Engine::create(const Artifact &artifact,
       return Error::invalid("tier: the model's state cannot be checkpointed (a STATE "
                             "class with transfer none): a tier hit could not restore it");
     e->tierChunk_ = chunk;
-    // Fork classes: each class's group span, in the checkpoint's order
-    // (tierGeometryOf sums the same group_copy items).
-    if (!cfg->pagedCheckpoints)
-      for (const SolvedClass *c : L.groupClasses())
-        if (const KernelInfo *k = L.groupCopyKernelOf(c->name))
-          e->tierGroupSpans_.push_back({uint64_t(c->regionOffset.value_or(0)), k->itemBytes});
     // Objects of another namespace (weights) or chunk size are another
     // space: both go into the fingerprint the keys and headers carry.
     std::string space = options.tierNamespace + "/" + std::to_string(chunk / bs);
     e->tierGeo_.layoutFingerprint = XXH64(space.data(), space.size(), L.layoutFingerprint);
-    e->blockGather_ = L.kernelByKind("block_gather");
-    e->blockScatter_ = L.kernelByKind("block_scatter");
-    if (!e->blockGather_ || !e->blockScatter_)
-      return Error::invalid("tier: the artifact has no block_gather / block_scatter kernel");
-    if (cfg->pagedCheckpoints) {
-      e->imageGather_ = L.kernelByKind("image_gather");
-      e->imageScatter_ = L.kernelByKind("image_scatter");
-      if (!e->imageGather_ || !e->imageScatter_ ||
-          e->imageGather_->stagingStride != e->tierGeo_.checkpointBytes)
-        return Error::invalid("tier: the artifact has no image_gather / image_scatter "
-                              "kernel of the checkpoint's size");
-      auto img = device.allocate(uint64_t(e->imageGather_->stagingStride));
-      if (!img.ok())
-        return img.error();
-      e->imageStaging_ = *img;
-    }
-    if (e->blockGather_->stagingStride != e->tierGeo_.kvBlockBytes)
-      return Error::invalid("tier: the block gather's staging stride is not a block's bytes");
-    auto kv = device.allocate(uint64_t(chunk / bs * e->tierGeo_.kvBlockBytes));
-    if (!kv.ok())
-      return kv.error();
-    e->kvStaging_ = *kv;
-    auto t = openTier(options.tier);
+    auto td = TierDevice::create(L, device, *e->launcher_, e->arena_->base(), e->tierGeo_,
+                                 chunk / bs);
+    if (!td.ok())
+      return td.error();
+    e->tierDevice_ = td.take();
+    // The host level keeps its objects where the device loads them at
+    // link speed (page-locked on a GPU).
+    auto t = openTier(options.tier, hostMemoryOf(device));
     if (!t.ok())
       return t.error();
     e->tier_ = t.take();
     // Stores queued and not yet written: at most 64 objects' bytes.
-    int64_t objBytes = kTierHeaderBytes + chunk / bs * e->tierGeo_.kvBlockBytes +
-                       e->tierGeo_.checkpointBytes;
+    int64_t objBytes = e->tierDevice_->objectBytes();
     e->transfer_ = std::make_unique<TierTransfer>(*e->tier_, 64 * objBytes);
   }
   e->counters_.blocksTotal = cfg->numBlocks;
@@ -836,6 +814,7 @@ Result<int64_t> Engine::tierAdmit(Seq &s, int64_t cached, bool mayWait) {
     while (!R.boundaries.empty() && R.boundaries.front() <= cached) {
       R.boundaries.erase(R.boundaries.begin());
       R.objects.erase(R.objects.begin());
+      R.views.erase(R.views.begin());
     }
     // The objects must start at or before the hit (it may have shrunk:
     // its blocks or checkpoint evicted), or blocks between would be left
@@ -874,11 +853,12 @@ Result<int64_t> Engine::tierAdmit(Seq &s, int64_t cached, bool mayWait) {
       }
       TierKey key = keyAt(boundary);
       TierObjectView view;
-      TierResult d = decodeTierObject(g.bytes, key, tierGeo_, cb, view);
+      TierResult d = decodeTierObject(g.bytes, key, tierGeo_, cb, view, g.verified);
       if (!d.ok()) {
-        // Never restored; removed so no later lookup finds it.
+        // Never restored; removed (off the step thread) so no later
+        // lookup finds it.
         ++counters_.tierObjectsRefused;
-        (void)tier_->remove(key.text());
+        transfer_->remove(key.text());
         break;
       }
       if (boundary <= cached)
@@ -886,6 +866,7 @@ Result<int64_t> Engine::tierAdmit(Seq &s, int64_t cached, bool mayWait) {
       bool checkpointed = !view.checkpoint.empty();
       R.boundaries.push_back(boundary);
       R.objects.push_back(std::move(g.bytes));
+      R.views.push_back(view);
       // A stateful hit ends at a boundary whose checkpoint is stored.
       if (!tierGeo_.stateful() || checkpointed)
         R.to = boundary;
@@ -898,6 +879,7 @@ Result<int64_t> Engine::tierAdmit(Seq &s, int64_t cached, bool mayWait) {
     while (!R.boundaries.empty() && R.boundaries.back() > R.to) {
       R.boundaries.pop_back();
       R.objects.pop_back();
+      R.views.pop_back();
     }
     if (R.objects.empty() || R.to <= cached || R.boundaries.front() - chunk > cached)
       return cached; // nothing past the hit, or a gap before the objects
@@ -911,11 +893,16 @@ Result<int64_t> Engine::tierAdmit(Seq &s, int64_t cached, bool mayWait) {
   if (first > limit)
     return cached;
   ++counters_.tierLookups;
-  TierResult held = tier_->contains(keyAt(first).text());
-  if (!held.ok()) {
-    if (held.fault != TierFault::NotFound)
-      ++counters_.tierLoadsFailed;
-    return cached;
+  // A local tier (memory, disk) is asked here; a remote one (Redis) only
+  // on the transfer thread: the fetch's first key is the lookup, so a dead
+  // or silent server makes this request wait, never the step.
+  if (tier_->local()) {
+    TierResult held = tier_->contains(keyAt(first).text());
+    if (!held.ok()) {
+      if (held.fault != TierFault::NotFound)
+        ++counters_.tierLoadsFailed;
+      return cached;
+    }
   }
   std::vector<std::string> keys;
   s.tierBoundaries.clear();
@@ -934,7 +921,7 @@ Status Engine::tierRestore(Seq &s) {
   Seq::TierRestore R = std::move(*s.tierRestore);
   s.tierRestore.reset();
   Request &r = s.req;
-  int64_t bs = blockSize_, cb = tierChunk_ / bs, kvb = tierGeo_.kvBlockBytes;
+  int64_t bs = blockSize_, cb = tierChunk_ / bs;
   if (!cache_->canAppend(r, R.to)) {
     ++counters_.tierLoadsFailed; // no blocks to land in: recompute
     return Status::success();
@@ -942,48 +929,29 @@ Status Engine::tierRestore(Seq &s) {
   Status a = cache_->appendSlots(r, R.to);
   if (!a.ok())
     return a;
-  for (size_t i = 0; i < R.objects.size(); ++i) {
-    const std::string &obj = R.objects[i];
+  auto t0 = Clock::now();
+  for (size_t i = 0; i < R.views.size(); ++i) {
     int64_t lastBlock = R.boundaries[i] / bs, firstBlock = lastBlock - cb;
+    int64_t skip = std::max<int64_t>(0, R.from / bs - firstBlock);
     std::vector<int32_t> ids;
-    int64_t item = 0;
-    for (int64_t j = std::max(firstBlock, R.from / bs); j < lastBlock; ++j, ++item) {
-      const char *src = obj.data() + kTierHeaderBytes + (j - firstBlock) * kvb;
-      Status c = device_->copyToDevice(kvStaging_ + uint64_t(item * kvb), src, uint64_t(kvb));
-      if (!c.ok())
-        return c;
+    for (int64_t j = firstBlock + skip; j < lastBlock; ++j)
       ids.push_back(r.blockTable[size_t(j)].value);
-    }
-    Status k = launcher_->run(*blockScatter_, ids, kvStaging_);
+    Status k = tierDevice_->loadKv(R.views[i], skip, ids);
     if (!k.ok())
       return k;
-    counters_.tierBytesLoaded += int64_t(obj.size());
+    counters_.tierBytesLoaded += int64_t(R.objects[i].size());
   }
   if (tierGeo_.stateful()) {
     // The checkpoint of the last boundary, into the request's own group:
     // the HBM hit's fork source (if any) is not needed any more.
-    const std::string &obj = R.objects.back();
-    const char *ck = obj.data() + kTierHeaderBytes + cb * kvb;
-    if (imageScatter_) {
-      Status c = device_->copyToDevice(imageStaging_, ck, uint64_t(tierGeo_.checkpointBytes));
-      if (!c.ok())
-        return c;
-      Status k = launcher_->run(*imageScatter_, {cache_->slotKernelId(r.state.group)},
-                                imageStaging_);
-      if (!k.ok())
-        return k;
-    } else {
-      int64_t off = 0;
-      for (const auto &[region, gb] : tierGroupSpans_) {
-        uint64_t at = region + uint64_t(cache_->slotKernelId(r.state.group)) * uint64_t(gb);
-        Status w = device_->copyToDevice(arena_->base() + at, ck + off, uint64_t(gb));
-        if (!w.ok())
-          return w;
-        off += gb;
-      }
-    }
+    Status k = tierDevice_->loadCheckpoint(R.views.back(), cache_->slotKernelId(r.state.group));
+    if (!k.ok())
+      return k;
     r.state.forkSource = GroupId();
   }
+  if (Status y = device_->synchronize(); !y.ok())
+    return y;
+  sampleLatency(restoreMicros_, std::chrono::duration<double, std::micro>(Clock::now() - t0).count());
   Status c = r.setNumCachedTokens(R.to);
   if (!c.ok())
     return c;
@@ -1001,7 +969,7 @@ Status Engine::tierRestore(Seq &s) {
 
 Status Engine::tierSave(Seq &s, int64_t end, bool stateAtEnd) {
   Request &r = s.req;
-  int64_t bs = blockSize_, chunk = tierChunk_, cb = chunk / bs, kvb = tierGeo_.kvBlockBytes;
+  int64_t bs = blockSize_, chunk = tierChunk_, cb = chunk / bs;
   int64_t next = (s.tierSavedTo / chunk + 1) * chunk;
   for (int64_t b = next; b <= end; b += chunk) {
     s.tierSavedTo = b;
@@ -1011,45 +979,18 @@ Status Engine::tierSave(Seq &s, int64_t end, bool stateAtEnd) {
     std::vector<int32_t> ids;
     for (int64_t j = b / bs - cb; j < b / bs; ++j)
       ids.push_back(r.blockTable[size_t(j)].value);
-    Status k = launcher_->run(*blockGather_, ids, kvStaging_);
-    if (!k.ok())
-      return k;
-    std::string kv(size_t(cb * kvb), '\0');
-    Status c = device_->copyFromDevice(&kv[0], kvStaging_, uint64_t(kv.size()));
-    if (!c.ok())
-      return c;
-    std::string ck;
-    if (withState) {
-      ck.assign(size_t(tierGeo_.checkpointBytes), '\0');
-      if (imageGather_) {
-        Status g = launcher_->run(*imageGather_, {cache_->slotKernelId(r.state.group)},
-                                  imageStaging_);
-        if (!g.ok())
-          return g;
-        Status d = device_->copyFromDevice(&ck[0], imageStaging_, uint64_t(ck.size()));
-        if (!d.ok())
-          return d;
-      } else {
-        int64_t off = 0;
-        for (const auto &[region, gb] : tierGroupSpans_) {
-          uint64_t at = region + uint64_t(cache_->slotKernelId(r.state.group)) * uint64_t(gb);
-          Status d = device_->copyFromDevice(&ck[size_t(off)], arena_->base() + at, uint64_t(gb));
-          if (!d.ok())
-            return d;
-          off += gb;
-        }
-      }
-    }
     std::vector<BlockHash> h = cache_->prefixHashes(r, b / bs);
     TierKey key{tierGeo_.layoutFingerprint, h.back()};
-    if (transfer_->store(key.text(), encodeTierObject(key, cb, kv, ck), !withState))
+    auto obj = tierDevice_->save(key, ids, withState ? cache_->slotKernelId(r.state.group) : -1);
+    if (!obj.ok())
+      return obj.error();
+    if (transfer_->store(key.text(), obj.take(), !withState))
       ++counters_.tierStoresQueued;
     else
       ++counters_.tierStoresRefused;
   }
   return Status::success();
 }
-
 int64_t Engine::tierCut(const Seq &s, int64_t start, int64_t chunk) const {
   // A stateful object is saved only where a forward ends: end one at the
   // last boundary a later hit can reach (never the prompt's last block),
@@ -1073,11 +1014,11 @@ Status Engine::drainTier() {
   return transfer_->drain(std::chrono::milliseconds(options_.tierDrainTimeoutMs));
 }
 
-std::pair<std::vector<double>, std::vector<double>> Engine::tierLatencyMicros() const {
+TierLatencies Engine::tierLatencyMicros() const {
   if (!transfer_)
     return {};
   TierTransferCounters c = transfer_->counters();
-  return {c.fetchMicros, c.storeMicros};
+  return {c.fetchMicros, c.storeMicros, restoreMicros_};
 }
 
 double ceilingHitRate(const Trace &trace, const std::vector<RequestOutcome> &out,

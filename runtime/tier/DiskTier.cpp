@@ -190,21 +190,21 @@ public:
       ::close(fd);
       return g;
     }
-    g.bytes.resize(size_t(st.st_size));
+    std::string data(size_t(st.st_size), '\0');
     size_t done = 0;
-    while (done < g.bytes.size()) {
-      ssize_t n = ::read(fd, &g.bytes[done], g.bytes.size() - done);
+    while (done < data.size()) {
+      ssize_t n = ::read(fd, &data[done], data.size() - done);
       if (n < 0 && errno == EINTR)
         continue;
       if (n <= 0) {
         g.fault = TierFault::Unavailable;
         g.message = "disk tier: read '" + path + "': " + (n < 0 ? errnoText(errno) : "short file");
-        g.bytes.clear();
         ::close(fd);
         return g;
       }
       done += size_t(n);
     }
+    g.bytes = TierBytes(std::move(data));
     ::futimens(fd, nullptr); // access order survives a restart
     ::close(fd);
     return g;

@@ -80,6 +80,7 @@ public:
       redisFree(ctx_);
   }
   std::string name() const override { return "redis"; }
+  bool local() const override { return false; }
 
   TierResult put(const std::string &key, std::string_view bytes) override {
     if (!validTierKey(key))
@@ -116,9 +117,14 @@ public:
       g.message = s.message;
       return g;
     }
-    if (r->type == REDIS_REPLY_STRING)
-      g.bytes.assign(r->str, r->len);
-    else if (r->type == REDIS_REPLY_NIL)
+    if (r->type == REDIS_REPLY_STRING) {
+      // The reply owns the bytes: the object refers to it, no copy.
+      std::shared_ptr<const void> owner(r, [](const void *p) {
+        freeReplyObject(const_cast<void *>(p));
+      });
+      g.bytes = TierBytes(std::move(owner), r->str, r->len);
+      return g;
+    } else if (r->type == REDIS_REPLY_NIL)
       g.fault = TierFault::NotFound;
     else {
       g.fault = TierFault::Unavailable;

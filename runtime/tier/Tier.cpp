@@ -6,11 +6,14 @@
 
 #include <xxhash.h>
 
+#include <algorithm>
 #include <cctype>
 #include <climits>
 #include <cstdlib>
 #include <cstring>
 #include <list>
+#include <map>
+#include <ostream>
 #include <unordered_map>
 
 namespace poolrt {
@@ -30,6 +33,21 @@ const char *tierFaultName(TierFault f) {
 }
 
 TierBackend::~TierBackend() = default;
+TierHostMemory::~TierHostMemory() = default;
+
+TierBytes::TierBytes(std::string s) {
+  auto owned = std::make_shared<const std::string>(std::move(s));
+  data_ = owned->data();
+  size_ = owned->size();
+  owner_ = std::move(owned);
+}
+
+std::ostream &operator<<(std::ostream &os, const TierBytes &b) {
+  os << b.size() << " bytes";
+  if (!b.empty())
+    os << " \"" << std::string(b.view().substr(0, 32)) << (b.size() > 32 ? "\"..." : "\"");
+  return os;
+}
 
 // --- geometry ---------------------------------------------------------------
 
@@ -133,9 +151,12 @@ uint64_t payloadSum(std::string_view kv, std::string_view ck, uint64_t seed) {
 
 } // namespace
 
-std::string encodeTierObject(const TierKey &key, int64_t numBlocks,
-                             std::string_view kv, std::string_view checkpoint) {
-  std::string s(size_t(kTierHeaderBytes), '\0');
+void sealTierObject(std::string &s, const TierKey &key, int64_t numBlocks,
+                    int64_t kvBytes) {
+  size_t header = size_t(kTierHeaderBytes);
+  std::string_view all(s);
+  std::string_view kv = all.substr(header, size_t(kvBytes));
+  std::string_view ck = all.substr(header + size_t(kvBytes));
   std::memcpy(&s[0], kMagic, 8);
   put32(s, 8, kTierFormatVersion);
   put32(s, 12, uint32_t(kTierHeaderBytes));
@@ -143,17 +164,24 @@ std::string encodeTierObject(const TierKey &key, int64_t numBlocks,
   put64(s, 24, key.blockHash);
   put64(s, 32, uint64_t(numBlocks));
   put64(s, 40, kv.size());
-  put64(s, 48, checkpoint.size());
-  put64(s, 56, payloadSum(kv, checkpoint, key.layoutFingerprint));
+  put64(s, 48, ck.size());
+  put64(s, 56, payloadSum(kv, ck, key.layoutFingerprint));
   put64(s, 64, XXH64(s.data(), 64, 0));
+}
+
+std::string encodeTierObject(const TierKey &key, int64_t numBlocks,
+                             std::string_view kv, std::string_view checkpoint) {
+  std::string s(size_t(kTierHeaderBytes), '\0');
+  s.reserve(s.size() + kv.size() + checkpoint.size());
   s.append(kv.data(), kv.size());
   s.append(checkpoint.data(), checkpoint.size());
+  sealTierObject(s, key, numBlocks, int64_t(kv.size()));
   return s;
 }
 
 TierResult decodeTierObject(std::string_view b, const TierKey &key,
                             const TierGeometry &geo, int64_t numBlocks,
-                            TierObjectView &out) {
+                            TierObjectView &out, bool payloadVerified) {
   auto corrupt = [&](const std::string &m) {
     return TierResult::fail(TierFault::Corrupt, "tier object " + key.text() + ": " + m);
   };
@@ -194,7 +222,7 @@ TierResult decodeTierObject(std::string_view b, const TierKey &key,
                    std::to_string(uint64_t(kTierHeaderBytes) + kvBytes + ckBytes));
   std::string_view kv = b.substr(size_t(kTierHeaderBytes), size_t(kvBytes));
   std::string_view ck = b.substr(size_t(kTierHeaderBytes + int64_t(kvBytes)), size_t(ckBytes));
-  if (payloadSum(kv, ck, key.layoutFingerprint) != get64(b, 56))
+  if (!payloadVerified && payloadSum(kv, ck, key.layoutFingerprint) != get64(b, 56))
     return corrupt("payload checksum does not match");
   out.key = key;
   out.numBlocks = numBlocks;
@@ -203,14 +231,96 @@ TierResult decodeTierObject(std::string_view b, const TierKey &key,
   return TierResult::success();
 }
 
+bool tierObjectIntact(std::string_view b) {
+  if (int64_t(b.size()) < kTierHeaderBytes || std::memcmp(b.data(), kMagic, 8) != 0 ||
+      get64(b, 64) != XXH64(b.data(), 64, 0) || get32(b, 12) != uint32_t(kTierHeaderBytes))
+    return false;
+  uint64_t kvBytes = get64(b, 40), ckBytes = get64(b, 48);
+  uint64_t payload = uint64_t(b.size()) - uint64_t(kTierHeaderBytes);
+  if (kvBytes > payload || ckBytes != payload - kvBytes)
+    return false;
+  return payloadSum(b.substr(size_t(kTierHeaderBytes), size_t(kvBytes)),
+                    b.substr(size_t(kTierHeaderBytes) + size_t(kvBytes)),
+                    get64(b, 16)) == get64(b, 56);
+}
+
 // --- host memory --------------------------------------------------------------
 
 namespace {
 
 
+/// The host tier's buffers: from a TierHostMemory (ordinary memory when
+/// there is none, or when it has none left), handed back by their owners'
+/// deleters and recycled by size, so a store after an eviction reuses the
+/// evicted buffer rather than pinning new memory. At most `keepBytes` wait
+/// in the free list; the rest go back to their memory.
+class HostBuffers : public std::enable_shared_from_this<HostBuffers> {
+public:
+  HostBuffers(std::shared_ptr<TierHostMemory> memory, int64_t keepBytes)
+      : memory_(std::move(memory)), keepBytes_(keepBytes) {}
+  ~HostBuffers() {
+    for (auto &[size, f] : free_)
+      drop(f);
+  }
+  /// A buffer of `n` bytes; null when no memory is left.
+  std::shared_ptr<char> take(size_t n) {
+    Buffer b;
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      auto it = free_.find(n);
+      if (it != free_.end()) {
+        b = it->second;
+        free_.erase(it);
+        freeBytes_ -= int64_t(n);
+      }
+    }
+    if (!b.p && memory_) {
+      b.p = memory_->allocate(n);
+      b.fromMemory = b.p != nullptr;
+    }
+    if (!b.p)
+      b.p = std::aligned_alloc(64, (std::max<size_t>(n, 1) + 63) / 64 * 64);
+    if (!b.p)
+      return nullptr;
+    std::shared_ptr<HostBuffers> self = shared_from_this();
+    return std::shared_ptr<char>(static_cast<char *>(b.p),
+                                 [self, b, n](char *) { self->give(b, n); });
+  }
+
+private:
+  struct Buffer {
+    void *p = nullptr;
+    bool fromMemory = false;
+  };
+  void give(Buffer b, size_t n) {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      if (freeBytes_ + int64_t(n) <= keepBytes_) {
+        free_.emplace(n, b);
+        freeBytes_ += int64_t(n);
+        return;
+      }
+    }
+    drop(b);
+  }
+  void drop(Buffer b) {
+    if (b.fromMemory)
+      memory_->release(b.p);
+    else
+      std::free(b.p);
+  }
+
+  std::shared_ptr<TierHostMemory> memory_;
+  int64_t keepBytes_;
+  std::mutex mu_;
+  std::multimap<size_t, Buffer> free_;
+  int64_t freeBytes_ = 0;
+};
+
 class HostTier final : public TierBackend {
 public:
-  explicit HostTier(int64_t cap) : cap_(cap) {}
+  HostTier(int64_t cap, std::shared_ptr<TierHostMemory> memory)
+      : cap_(cap), buffers_(std::make_shared<HostBuffers>(std::move(memory), cap / 8)) {}
   std::string name() const override { return "host"; }
 
   TierResult put(const std::string &key, std::string_view bytes) override {
@@ -221,13 +331,21 @@ public:
                               "host tier: object " + key + " of " +
                                   std::to_string(bytes.size()) +
                                   " B exceeds the cap of " + std::to_string(cap_) + " B");
+    {
+      // Room first, so the buffer of what is evicted can be reused below.
+      std::lock_guard<std::mutex> lock(mu_);
+      evictLocked(int64_t(bytes.size()));
+    }
+    std::shared_ptr<char> buf = buffers_->take(bytes.size());
+    if (!buf)
+      return TierResult::fail(TierFault::Full, "host tier: no memory for object " + key +
+                                                   " of " + std::to_string(bytes.size()) + " B");
+    std::memcpy(buf.get(), bytes.data(), bytes.size());
+    bool intact = tierObjectIntact(bytes); // off the lock: a hash of the whole object
     std::lock_guard<std::mutex> lock(mu_);
     eraseLocked(key);
-    while (bytes_ + int64_t(bytes.size()) > cap_ && !lru_.empty()) {
-      eraseLocked(lru_.back().first);
-      ++evictions_;
-    }
-    lru_.emplace_front(key, std::string(bytes));
+    evictLocked(int64_t(bytes.size()));
+    lru_.push_front(Entry{key, std::move(buf), bytes.size(), intact});
     index_[key] = lru_.begin();
     bytes_ += int64_t(bytes.size());
     return TierResult::success();
@@ -248,7 +366,9 @@ public:
       return g;
     }
     lru_.splice(lru_.begin(), lru_, it->second);
-    g.bytes = it->second->second;
+    const Entry &e = *it->second;
+    g.bytes = TierBytes(e.buf, e.buf.get(), e.size);
+    g.verified = e.intact;
     return g;
   }
 
@@ -281,19 +401,32 @@ public:
   }
 
 private:
+  struct Entry {
+    std::string key;
+    std::shared_ptr<char> buf; // shared with the TierGets that read it
+    size_t size = 0;
+    bool intact = false; // tierObjectIntact when stored
+  };
   void eraseLocked(const std::string &key) {
     auto it = index_.find(key);
     if (it == index_.end())
       return;
-    bytes_ -= int64_t(it->second->second.size());
+    bytes_ -= int64_t(it->second->size);
     lru_.erase(it->second);
     index_.erase(it);
+  }
+  void evictLocked(int64_t incoming) {
+    while (bytes_ + incoming > cap_ && !lru_.empty()) {
+      eraseLocked(lru_.back().key);
+      ++evictions_;
+    }
   }
 
   mutable std::mutex mu_;
   int64_t cap_ = 0, bytes_ = 0, evictions_ = 0;
-  std::list<std::pair<std::string, std::string>> lru_; // front: most recent
-  std::unordered_map<std::string, std::list<std::pair<std::string, std::string>>::iterator> index_;
+  std::shared_ptr<HostBuffers> buffers_;
+  std::list<Entry> lru_; // front: most recent
+  std::unordered_map<std::string, std::list<Entry>::iterator> index_;
 };
 
 // --- stacking -----------------------------------------------------------------
@@ -327,11 +460,19 @@ public:
     for (size_t i = 0; i < levels_.size(); ++i) {
       TierGet g = levels_[i]->get(key);
       if (g.ok()) {
-        for (size_t j = 0; j < i; ++j)
-          (void)levels_[j]->put(key, g.bytes); // promote; a refusal is harmless
+        bool promoted = i > 0;
+        for (size_t j = 0; j < i; ++j) // promote; a refusal is harmless
+          promoted = levels_[j]->put(key, g.bytes).ok() && promoted;
         // The levels below keep one LRU order with this one.
         for (size_t j = i + 1; j < levels_.size(); ++j)
           levels_[j]->touch(key);
+        if (promoted) {
+          // The top level's copy (page-locked on a GPU, checked as it was
+          // stored) serves the load, not the one just read.
+          TierGet top = levels_[0]->get(key);
+          if (top.ok())
+            return top;
+        }
         return g;
       }
       if (g.fault != TierFault::NotFound)
@@ -358,6 +499,12 @@ public:
         worst = r;
     }
     return worst;
+  }
+  bool local() const override {
+    for (const auto &l : levels_)
+      if (!l->local())
+        return false;
+    return true;
   }
   TierUsage usage() const override {
     // The last level holds everything the others do (write-through).
@@ -389,8 +536,9 @@ std::optional<int64_t> parseSize(const std::string &t) {
 
 } // namespace
 
-std::unique_ptr<TierBackend> makeHostTier(int64_t capBytes) {
-  return std::make_unique<HostTier>(capBytes < 0 ? 0 : capBytes);
+std::unique_ptr<TierBackend> makeHostTier(int64_t capBytes,
+                                          std::shared_ptr<TierHostMemory> memory) {
+  return std::make_unique<HostTier>(capBytes < 0 ? 0 : capBytes, std::move(memory));
 }
 
 std::unique_ptr<TierBackend>
@@ -398,7 +546,8 @@ makeStackedTier(std::vector<std::unique_ptr<TierBackend>> levels) {
   return std::make_unique<StackedTier>(std::move(levels));
 }
 
-Result<std::unique_ptr<TierBackend>> openTier(const std::string &spec) {
+Result<std::unique_ptr<TierBackend>> openTier(const std::string &spec,
+                                              std::shared_ptr<TierHostMemory> hostMemory) {
   if (spec.rfind("redis://", 0) == 0) {
     RedisTierOptions o;
     o.url = spec;
@@ -417,7 +566,7 @@ Result<std::unique_ptr<TierBackend>> openTier(const std::string &spec) {
       auto cap = parseSize(part.substr(5));
       if (!cap)
         return bad("expected host:SIZE (4GiB, 512MiB, bytes)");
-      levels.push_back(makeHostTier(*cap));
+      levels.push_back(makeHostTier(*cap, hostMemory));
     } else if (part.rfind("disk:", 0) == 0) {
       size_t colon = part.rfind(':');
       auto cap = colon > 5 ? parseSize(part.substr(colon + 1)) : std::nullopt;

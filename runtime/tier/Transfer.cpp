@@ -2,6 +2,8 @@
 
 #include "poolrt/TierTransfer.h"
 
+#include <iterator>
+
 namespace poolrt {
 
 namespace {
@@ -9,16 +11,15 @@ using Clock = std::chrono::steady_clock;
 double microsSince(Clock::time_point t0) {
   return std::chrono::duration<double, std::micro>(Clock::now() - t0).count();
 }
-/// Latency samples: the first 4,096 kept, then each new one replaces a
-/// slot, so memory and the copy a scrape makes stay bounded.
-void sample(std::vector<double> &v, double us) {
+} // namespace
+
+void sampleLatency(std::vector<double> &v, double us) {
   constexpr size_t kMax = 4096;
   if (v.size() < kMax)
     v.push_back(us);
   else
     v[size_t(us * 1000) % kMax] = us;
 }
-} // namespace
 
 TierTransfer::TierTransfer(TierBackend &backend, int64_t maxQueuedBytes)
     : backend_(backend), maxQueuedBytes_(maxQueuedBytes) {
@@ -44,23 +45,42 @@ bool TierTransfer::store(std::string key, std::string bytes, bool skipIfHeld) {
   ++pending_;
   ++counters_.storesQueued;
   Job j;
+  j.kind = Kind::Store;
   j.key = std::move(key);
-  j.bytes = std::move(bytes);
+  j.bytes = TierBytes(std::move(bytes));
   j.skipIfHeld = skipIfHeld;
+  storing_.emplace(j.key, Storing{j.bytes, !skipIfHeld});
   queue_.push_back(std::move(j));
   wake_.notify_one();
   return true;
 }
 
+void TierTransfer::remove(std::string key) {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (stopping_)
+    return;
+  Job j;
+  j.kind = Kind::Remove;
+  j.key = std::move(key);
+  ++pending_;
+  queue_.push_back(std::move(j));
+  wake_.notify_one();
+}
+
 uint64_t TierTransfer::fetch(std::vector<std::string> keys) {
   std::lock_guard<std::mutex> lock(mu_);
   Job j;
+  j.kind = Kind::Fetch;
   j.ticket = nextTicket_++;
   j.keys = std::move(keys);
   uint64_t t = j.ticket;
   ++pending_;
   ++counters_.fetches;
-  queue_.push_back(std::move(j));
+  // Behind the other fetches, ahead of every store and removal.
+  auto at = queue_.begin();
+  while (at != queue_.end() && at->kind == Kind::Fetch)
+    ++at;
+  queue_.insert(at, std::move(j));
   wake_.notify_one();
   return t;
 }
@@ -98,53 +118,85 @@ void TierTransfer::loop() {
     Job j = std::move(queue_.front());
     queue_.pop_front();
     lock.unlock();
-    auto t0 = Clock::now();
-    if (j.ticket == 0) {
-      TierResult held = j.skipIfHeld ? backend_.contains(j.key)
-                                     : TierResult::fail(TierFault::NotFound, "");
-      TierResult r = held.ok() ? TierResult::success() : backend_.put(j.key, j.bytes);
-      double us = microsSince(t0);
-      lock.lock();
-      queuedBytes_ -= int64_t(j.bytes.size());
-      if (held.ok())
-        ++counters_.storesSkipped;
-      else if (r.ok()) {
-        ++counters_.storesDone;
-        counters_.bytesStored += int64_t(j.bytes.size());
-        sample(counters_.storeMicros, us);
-      } else
-        ++counters_.storesFailed;
-    } else {
-      Fetched f;
-      for (const std::string &k : j.keys) {
-        {
-          std::lock_guard<std::mutex> l(mu_);
-          if (cancelled_.count(j.ticket) || stopping_)
-            break;
-        }
-        TierGet g = backend_.get(k);
-        bool ok = g.ok();
-        f.results.push_back(std::move(g));
-        if (!ok)
-          break;
-      }
-      f.micros = microsSince(t0);
-      lock.lock();
-      if (cancelled_.erase(j.ticket)) {
-        ++counters_.fetchesCancelled;
-      } else {
-        ++counters_.fetchesDone;
-        for (const TierGet &g : f.results)
-          counters_.bytesFetched += int64_t(g.bytes.size());
-        sample(counters_.fetchMicros, f.micros);
-        done_[j.ticket] = std::move(f);
-        fetched_.notify_all();
-      }
-    }
+    if (j.kind == Kind::Store)
+      runStore(j);
+    else if (j.kind == Kind::Fetch)
+      runFetch(j);
+    else
+      (void)backend_.remove(j.key); // a failure leaves it to the next decode
+    lock.lock();
     --pending_;
     if (pending_ == 0)
       idle_.notify_all();
   }
+}
+
+void TierTransfer::runStore(Job &j) {
+  auto t0 = Clock::now();
+  TierResult held = j.skipIfHeld ? backend_.contains(j.key)
+                                 : TierResult::fail(TierFault::NotFound, "");
+  TierResult r = held.ok() ? TierResult::success() : backend_.put(j.key, j.bytes);
+  double us = microsSince(t0);
+  std::lock_guard<std::mutex> lock(mu_);
+  queuedBytes_ -= int64_t(j.bytes.size());
+  // This store's entry (the oldest of its key: stores run in order).
+  auto it = storing_.find(j.key);
+  if (it != storing_.end())
+    storing_.erase(it);
+  if (held.ok())
+    ++counters_.storesSkipped;
+  else if (r.ok()) {
+    ++counters_.storesDone;
+    counters_.bytesStored += int64_t(j.bytes.size());
+    sampleLatency(counters_.storeMicros, us);
+  } else
+    ++counters_.storesFailed;
+}
+
+void TierTransfer::runFetch(Job &j) {
+  auto t0 = Clock::now();
+  Fetched f;
+  for (const std::string &k : j.keys) {
+    TierGet g;
+    std::optional<TierBytes> replacing;
+    {
+      std::lock_guard<std::mutex> l(mu_);
+      if (cancelled_.count(j.ticket) || stopping_)
+        break;
+      auto [lo, hi] = storing_.equal_range(k);
+      for (auto it = lo; it != hi; ++it)
+        if (it->second.replaces)
+          replacing = it->second.bytes; // the newest replacing store wins
+    }
+    if (replacing)
+      g.bytes = *replacing;
+    else
+      g = backend_.get(k);
+    if (g.fault == TierFault::NotFound) {
+      std::lock_guard<std::mutex> l(mu_);
+      auto [lo, hi] = storing_.equal_range(k);
+      if (lo != hi) { // queued behind this fetch, or being written
+        g = TierGet();
+        g.bytes = std::prev(hi)->second.bytes;
+      }
+    }
+    bool ok = g.ok();
+    f.results.push_back(std::move(g));
+    if (!ok)
+      break;
+  }
+  f.micros = microsSince(t0);
+  std::lock_guard<std::mutex> lock(mu_);
+  if (cancelled_.erase(j.ticket)) {
+    ++counters_.fetchesCancelled;
+    return;
+  }
+  ++counters_.fetchesDone;
+  for (const TierGet &g : f.results)
+    counters_.bytesFetched += int64_t(g.bytes.size());
+  sampleLatency(counters_.fetchMicros, f.micros);
+  done_[j.ticket] = std::move(f);
+  fetched_.notify_all();
 }
 
 Status TierTransfer::drain(std::chrono::milliseconds timeout) {

@@ -52,6 +52,15 @@ public:
                         DevicePtr staging, DevicePtr ids, int64_t numItems,
                         int64_t gridX) = 0;
   virtual Status synchronize() = 0;
+  /// Host memory the device copies from at full link speed: page-locked
+  /// (cuMemHostAlloc, hipHostMalloc) on a GPU, ordinary memory on the host
+  /// backend. Callable from any thread (the tier's transfer thread fills
+  /// it). nullptr when none can be had; `releaseHost` takes only what
+  /// `allocateHost` gave. The default is ordinary memory.
+  virtual void *allocateHost(uint64_t bytes);
+  virtual void releaseHost(void *p);
+  /// What allocateHost gives: "pinned (cuMemHostAlloc)", "pageable".
+  virtual std::string hostMemoryKind() const { return "pageable"; }
 };
 
 struct BackendInfo {

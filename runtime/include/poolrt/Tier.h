@@ -24,6 +24,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <iosfwd>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -56,10 +57,42 @@ struct TierResult {
   static TierResult fail(TierFault f, std::string m) { return {f, std::move(m)}; }
 };
 
+/// An object's bytes: immutable and shared. A host-tier hit refers to the
+/// buffer the tier holds (page-locked on a GPU, so a load copies it to the
+/// device at link speed) instead of copying it, and stays valid after the
+/// tier evicts or replaces it.
+class TierBytes {
+public:
+  TierBytes() = default;
+  explicit TierBytes(std::string s);
+  /// `size` bytes at `data`, kept alive by `owner`.
+  TierBytes(std::shared_ptr<const void> owner, const char *data, size_t size)
+      : owner_(std::move(owner)), data_(data), size_(size) {}
+  const char *data() const { return data_; }
+  size_t size() const { return size_; }
+  bool empty() const { return size_ == 0; }
+  std::string_view view() const { return {data_, size_}; }
+  operator std::string_view() const { return view(); }
+  char operator[](size_t i) const { return data_[i]; }
+  std::string str() const { return std::string(view()); }
+  friend bool operator==(const TierBytes &a, std::string_view b) { return a.view() == b; }
+  friend bool operator!=(const TierBytes &a, std::string_view b) { return a.view() != b; }
+
+private:
+  std::shared_ptr<const void> owner_;
+  const char *data_ = "";
+  size_t size_ = 0;
+};
+std::ostream &operator<<(std::ostream &os, const TierBytes &b);
+
 struct TierGet {
   TierFault fault = TierFault::None;
   std::string message;
-  std::string bytes; // the object's bytes when ok()
+  TierBytes bytes; // the object's bytes when ok()
+  /// The bytes are an intact object whose checksums were verified when
+  /// they entered this process's memory (the host tier checks every store)
+  /// and have not left it since: a decoder need not hash the payload again.
+  bool verified = false;
   bool ok() const { return fault == TierFault::None; }
 };
 
@@ -107,16 +140,26 @@ constexpr int64_t kTierHeaderBytes = 72;
 constexpr uint32_t kTierFormatVersion = 1;
 std::string encodeTierObject(const TierKey &key, int64_t numBlocks,
                              std::string_view kv, std::string_view checkpoint);
+/// The same object built in place, without a copy of its payload: the
+/// caller writes the KV at kTierHeaderBytes and the checkpoint after it
+/// into `object` (kTierHeaderBytes + kvBytes + checkpoint bytes long), then
+/// seals it, which writes the header, sizes and checksums.
+void sealTierObject(std::string &object, const TierKey &key, int64_t numBlocks,
+                    int64_t kvBytes);
 /// Decodes and checks `bytes` against what the caller expects: the key it
 /// asked for, `numBlocks` blocks of `geo.kvBlockBytes` and either no
 /// checkpoint or one of `geo.checkpointBytes` (a save of several chunks
 /// carries the checkpoint of its last chunk only; a stateful hit must end
 /// at an object that has one). Corrupt for bytes
 /// that are not an intact object, Mismatch for an intact object of another
-/// key, geometry or size.
+/// key, geometry or size. With `payloadVerified` (TierGet::verified) the
+/// header is checked in full and the payload's checksum is not recomputed.
 TierResult decodeTierObject(std::string_view bytes, const TierKey &key,
                             const TierGeometry &geo, int64_t numBlocks,
-                            TierObjectView &out);
+                            TierObjectView &out, bool payloadVerified = false);
+/// Whether `bytes` are an intact object of any key and geometry: the magic,
+/// the header's checksum, the sizes it states and the payload's checksum.
+bool tierObjectIntact(std::string_view bytes);
 
 struct TierUsage {
   int64_t objects = 0, bytes = 0;
@@ -144,14 +187,36 @@ public:
   /// Marks the object most recently used without reading it (a stack's
   /// lower levels, when an upper one served it). Default: nothing.
   virtual void touch(const std::string &key) {}
+  /// Whether it answers from this machine's memory or disk, so a lookup
+  /// may run on the step thread; a remote one (Redis) is only ever called
+  /// from the transfer thread, so a dead or silent server cannot stall a
+  /// step.
+  virtual bool local() const { return true; }
 };
 
 bool validTierKey(const std::string &key);
 /// The Invalid result every backend gives for a key validTierKey refuses.
 TierResult invalidTierKey(const std::string &key);
 
-/// Host memory, LRU, capped in bytes.
-std::unique_ptr<TierBackend> makeHostTier(int64_t capBytes);
+/// Where the host tier keeps its objects' bytes: ordinary memory, or memory
+/// a device copies from at full link speed (Device::allocateHost through
+/// poolrt/TierLoad.h). Called from any thread.
+class TierHostMemory {
+public:
+  virtual ~TierHostMemory();
+  virtual std::string name() const = 0;
+  /// nullptr when none can be had (the tier then uses ordinary memory).
+  virtual void *allocate(size_t bytes) = 0;
+  virtual void release(void *p) = 0;
+};
+
+/// Host memory, LRU, capped in bytes. Its buffers come from `memory`
+/// (ordinary memory when null) and are recycled: objects of one geometry
+/// have one or two sizes, so a store after an eviction reuses the evicted
+/// buffer instead of pinning new memory. Every store is checked with
+/// tierObjectIntact, so a hit of an intact object is TierGet::verified.
+std::unique_ptr<TierBackend>
+makeHostTier(int64_t capBytes, std::shared_ptr<TierHostMemory> memory = nullptr);
 
 struct DiskTierOptions {
   std::string dir;      // created if missing
@@ -183,8 +248,10 @@ std::unique_ptr<TierBackend>
 makeStackedTier(std::vector<std::unique_ptr<TierBackend>> levels);
 
 /// `--tier` specs: "host:SIZE" , "disk:DIR:SIZE", "host:SIZE+disk:DIR:SIZE"
-/// or "redis://...". SIZE as in --budget (4GiB, 512MiB, bytes).
-Result<std::unique_ptr<TierBackend>> openTier(const std::string &spec);
+/// or "redis://...". SIZE as in --budget (4GiB, 512MiB, bytes). A host
+/// level keeps its bytes in `hostMemory` (ordinary memory when null).
+Result<std::unique_ptr<TierBackend>>
+openTier(const std::string &spec, std::shared_ptr<TierHostMemory> hostMemory = nullptr);
 
 } // namespace poolrt
 

@@ -27,6 +27,7 @@
 #include <deque>
 #include <map>
 #include <mutex>
+#include <optional>
 #include <thread>
 
 namespace poolrt {
@@ -38,6 +39,10 @@ struct TierTransferCounters {
   int64_t bytesStored = 0, bytesFetched = 0;
   std::vector<double> storeMicros, fetchMicros; // one per finished job
 };
+
+/// Latency samples: the first 4,096 kept, then each new one replaces a
+/// slot, so memory and the copy a scrape makes stay bounded.
+void sampleLatency(std::vector<double> &v, double us);
 
 class TierTransfer {
 public:
@@ -51,10 +56,16 @@ public:
   /// checkpoint never replaces one that may have it). false when refused
   /// (queue full, or stopping).
   bool store(std::string key, std::string bytes, bool skipIfHeld = true);
+  /// Queues a removal (an object a decoder refused), so a remote backend
+  /// is never called from the step thread.
+  void remove(std::string key);
 
   /// Queues a fetch of `keys` in order, stopping at the first that is not
   /// held (or fails): the result has one TierGet per key tried. Returns a
-  /// ticket for take() / cancel().
+  /// ticket for take() / cancel(). A fetch goes ahead of queued stores (a
+  /// load waits on it; a store does not), and a key whose store is queued
+  /// or running is served from that store's bytes, so going first never
+  /// loses an object the backend does not hold yet.
   uint64_t fetch(std::vector<std::string> keys);
   struct Fetched {
     std::vector<TierGet> results;
@@ -78,12 +89,17 @@ public:
   TierTransferCounters counters(bool latencies = true) const;
 
 private:
+  enum class Kind { Store, Remove, Fetch };
   struct Job {
-    uint64_t ticket = 0; // 0: a store
-    std::string key, bytes;
+    Kind kind = Kind::Store;
+    uint64_t ticket = 0; // a fetch's
+    std::string key;
+    TierBytes bytes;
     bool skipIfHeld = true;
     std::vector<std::string> keys;
   };
+  void runStore(Job &j);
+  void runFetch(Job &j);
   void loop();
 
   TierBackend &backend_;
@@ -97,6 +113,15 @@ private:
   uint64_t nextTicket_ = 1;
   std::map<uint64_t, Fetched> done_;
   std::map<uint64_t, bool> cancelled_;
+  /// Stores queued or running, by key, in order: what a fetch reads before
+  /// the backend has them. A replacing store (skipIfHeld false: it carries
+  /// a checkpoint) is read first; one that yields to a held object only
+  /// when the backend does not hold the key.
+  struct Storing {
+    TierBytes bytes;
+    bool replaces = false;
+  };
+  std::multimap<std::string, Storing> storing_;
   TierTransferCounters counters_;
   std::thread thread_;
 };

@@ -40,6 +40,7 @@
 #include "poolrt/SolvedLayout.h"
 #include "poolrt/Tier.h"
 #include "poolrt/TierTransfer.h"
+#include "poolrt/serve/TierDevice.h"
 #include "poolrt/serve/ReferenceModel.h"
 #include "poolrt/serve/Trace.h"
 
@@ -146,6 +147,13 @@ struct EngineSnapshot {
   EngineSnapshot &operator+=(const EngineSnapshot &o);
 };
 
+/// The tier's latency samples, microseconds: fetches on the transfer
+/// thread (the backend's get of a hit's objects), stores, and restores (a
+/// loaded hit's copies and scatters on the device, synchronized).
+struct TierLatencies {
+  std::vector<double> fetch, store, restore;
+};
+
 class Engine {
 public:
   /// Everything from the artifact: counts (cacheManagerConfig), the arena
@@ -176,8 +184,8 @@ public:
   const Model &model() const { return *model_; }
   int64_t maxNumSeqs() const { return maxNumSeqs_; }
   int64_t tokenLimit() const { return tokenLimit_; }
-  /// The tier's load and store latencies (microseconds, one per job).
-  std::pair<std::vector<double>, std::vector<double>> tierLatencyMicros() const;
+  /// The tier's latencies (microseconds, one per job).
+  TierLatencies tierLatencyMicros() const;
   bool hasTier() const { return tier_ != nullptr; }
   /// Tokens of one tier object (0 without a tier).
   int64_t tierChunkTokens() const { return tierChunk_; }
@@ -234,12 +242,8 @@ private:
   std::unique_ptr<TierTransfer> transfer_;
   TierGeometry tierGeo_;
   int64_t tierChunk_ = 0; // tokens
-  const KernelInfo *blockGather_ = nullptr, *blockScatter_ = nullptr,
-                   *imageGather_ = nullptr, *imageScatter_ = nullptr;
-  DevicePtr kvStaging_{}, imageStaging_{};
-  /// Fork classes: (region offset, group bytes) of each class of the
-  /// request's group, the order a checkpoint image concatenates them.
-  std::vector<std::pair<uint64_t, int64_t>> tierGroupSpans_;
+  std::unique_ptr<TierDevice> tierDevice_; // gathers saves, scatters loads
+  std::vector<double> restoreMicros_;      // one per load, on the device
   bool stateful_ = false;
   int64_t maxNumSeqs_ = 0, tokenLimit_ = 0, blockSize_ = 0;
 
