@@ -12,6 +12,8 @@
 #   bash bench/gpu/run.sh prepare-kernels # here: only what device-kernels needs
 #   bash bench/gpu/run.sh device-kernels  # only gpu_check: the kernels against memcpy,
 #                                         # per-run memcpy, and the --gpu-unroll variants
+#   bash bench/gpu/run.sh prepare-tier    # here: only what device-tier needs
+#   bash bench/gpu/run.sh device-tier     # one tier load from page-locked host memory
 # The device step needs only CUDA, g++ and the carried files.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
@@ -22,10 +24,52 @@ BUILD=${BUILD:-build}   # the build directory holding bin/poolc, bin/pool-kernel
 SERVE_TRACE=${SERVE_TRACE:-multi-turn:conversations=24,turns=3,system-tokens=512,output-max=24}
 # 1,000 requests through the model kernel built with nvcc against the header.
 SERVE_TRACE_1K=${SERVE_TRACE_1K:-multi-turn:conversations=250,turns=4,system-tokens=512,user-max=96,output-max=32}
+# The tier without hiredis (none there): Redis is refused with a message.
+TIER_SOURCES="runtime/tier/Tier.cpp runtime/tier/DiskTier.cpp runtime/tier/Transfer.cpp bench/gpu/no_redis.cpp"
 build_serve_device() {
+  # shellcheck disable=SC2086
   g++ -O2 -std=c++17 -Iruntime/include -Imodels/reference -I.gpu-carry test/Serve/serve_device.cpp \
-    runtime/serve/*.cpp runtime/device/*.cpp runtime/pools/*.cpp runtime/layout/*.cpp \
-    -DXXH_INLINE_ALL -ldl -o /tmp/serve_device
+    runtime/serve/*.cpp runtime/device/*.cpp runtime/pools/*.cpp runtime/layout/*.cpp $TIER_SOURCES \
+    -DXXH_INLINE_ALL -ldl -pthread -o /tmp/serve_device
+}
+# One tier load from page-locked host memory (bench/tier/tier_load.cpp):
+# V4-Flash DSpark FP8, a 4096-token prefix (the seed's load), and Qwen3.5
+# and Llama for a fork and a stateless geometry.
+prepare_tier() {
+  mkdir -p .gpu-carry/tier
+  "./$BUILD/bin/poolc" models/deepseek-v4-flash-dspark-fp8.yaml --budget 8GiB --max-num-seqs 16 \
+    --targets sm_90,host -o .gpu-carry/tier/v4.poolpack
+  "./$BUILD/bin/poolc" models/qwen3.5-27b.yaml --budget 8GiB --max-num-seqs 16 \
+    --targets sm_90,host -o .gpu-carry/tier/qwen.poolpack
+  "./$BUILD/bin/poolc" models/llama-3.1-8b.yaml --budget 8GiB --max-num-seqs 16 \
+    --targets sm_90,host -o .gpu-carry/tier/llama.poolpack
+  # The seed's workload (bench/tier/run_seed.sh) through the engine on the
+  # GPU with the host tier, against a cold run's outputs here.
+  "./$BUILD/bin/poolc" models/deepseek-v4-flash-dspark-fp8.yaml --budget 110MiB --max-num-seqs 4 \
+    --targets sm_90,host -o .gpu-carry/tier/v4-seed.poolpack
+  python3 bench/tier/make_seed_trace.py .gpu-carry/tier/seed.jsonl 32 1
+  "./$BUILD/bin/pool-serve" replay .gpu-carry/tier/seed.jsonl --artifact .gpu-carry/tier/v4-seed.poolpack \
+    --checkpoint-interval 256 --progress none --no-prefix-cache --outputs .gpu-carry/tier/seed-cold.jsonl > /dev/null
+  cp /usr/include/xxhash.h .gpu-carry/
+}
+tier_on_device() {
+  echo
+  echo "== one tier load from the host tier onto the GPU (page-locked), against cuMemcpyHtoD of the same bytes =="
+  # shellcheck disable=SC2086
+  g++ -O2 -std=c++17 -Iruntime/include -I.gpu-carry bench/tier/tier_load.cpp runtime/serve/TierDevice.cpp \
+    runtime/device/*.cpp runtime/pools/*.cpp runtime/layout/*.cpp $TIER_SOURCES \
+    -DXXH_INLINE_ALL -ldl -pthread -o /tmp/tier_load
+  /tmp/tier_load .gpu-carry/tier/v4.poolpack cuda 4096 500
+  /tmp/tier_load .gpu-carry/tier/v4.poolpack cuda 256 500
+  /tmp/tier_load .gpu-carry/tier/qwen.poolpack cuda 4096 200
+  /tmp/tier_load .gpu-carry/tier/llama.poolpack cuda 4096 100
+  echo
+  echo "== the tier seed's workload through pool-serve's engine on the GPU, host tier (page-locked) =="
+  build_serve_device
+  POOLC_TIER=host:12GiB /tmp/serve_device .gpu-carry/tier/v4-seed.poolpack cuda .gpu-carry/tier/seed.jsonl \
+    0 256 on > /tmp/seed-tier.jsonl
+  if cmp -s /tmp/seed-tier.jsonl .gpu-carry/tier/seed-cold.jsonl; then same=identical; else same=DIFFERENT; fi
+  echo "seed workload on CUDA through the host tier: $(wc -l < /tmp/seed-tier.jsonl) requests, outputs $same to a cold run's on the host"
 }
 serve_kernel_on_device() {
   echo
@@ -72,14 +116,15 @@ build_python_device() {
   ext=$(python3 -c "import sysconfig; print(sysconfig.get_config_var('EXT_SUFFIX'))")
   pyinc=$(python3 -m pybind11 --includes)
   local pids=() f
+  # shellcheck disable=SC2086
   for f in runtime/python/*.cpp runtime/serve/*.cpp runtime/device/*.cpp runtime/pools/*.cpp \
-           runtime/layout/*.cpp; do
+           runtime/layout/*.cpp $TIER_SOURCES; do
     g++ -O2 -std=c++17 -fPIC -fvisibility=hidden $pyinc -Iruntime/include -Iruntime/python \
       -Imodels/reference -I.gpu-carry -DXXH_INLINE_ALL -c "$f" \
       -o "/tmp/pyobj/$(echo "$f" | tr / _).o" & pids+=($!)
   done
   for f in "${pids[@]}"; do wait "$f"; done
-  g++ -shared /tmp/pyobj/*.o -ldl -o "$out/poolrt$ext"
+  g++ -shared /tmp/pyobj/*.o -ldl -pthread -o "$out/poolrt$ext"
 }
 python_on_device() {
   echo
@@ -136,6 +181,14 @@ prepare_python() {
   rm -rf .gpu-carry/nlohmann && cp -r /usr/include/nlohmann .gpu-carry/
 }
 case "${1:-}" in
+prepare-tier)
+  prepare_tier
+  echo "prepared: $(ls .gpu-carry/tier)"
+  ;;
+device-tier)
+  nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv,noheader || true
+  tier_on_device
+  ;;
 prepare-kernels)
   prepare_kernels
   echo "prepared: $(ls .gpu-carry)"
@@ -197,6 +250,7 @@ prepare)
     echo "$n: the host kernel built on the 96 GiB header equals the reference model (1,000 requests)"
   done
   prepare_python
+  prepare_tier
   cp /usr/include/xxhash.h .gpu-carry/   # Debian's libxxhash-dev header, used header-only there
   rm -rf .gpu-carry/nlohmann && cp -r /usr/include/nlohmann .gpu-carry/  # nlohmann-json3-dev, header-only
   echo "prepared: $(ls .gpu-carry)"
@@ -221,6 +275,7 @@ device)
   done
   serve_on_device
   serve_kernel_on_device
+  tier_on_device
   ;;
 device-serve) # only the serving comparison
   nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv,noheader || true
@@ -233,7 +288,7 @@ device-kernel) # only the model kernel on CUDA, 1,000 requests
   serve_kernel_on_device
   ;;
 *)
-  echo "usage: bench/gpu/run.sh prepare|device|prepare-kernels|device-kernels|device-serve|device-kernel|prepare-python|device-python" >&2
+  echo "usage: bench/gpu/run.sh prepare|device|prepare-kernels|device-kernels|device-serve|device-kernel|prepare-python|device-python|prepare-tier|device-tier" >&2
   exit 2
   ;;
 esac

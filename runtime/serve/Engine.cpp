@@ -930,17 +930,19 @@ Status Engine::tierRestore(Seq &s) {
   if (!a.ok())
     return a;
   auto t0 = Clock::now();
+  std::vector<TierDevice::KvLoad> loads;
   for (size_t i = 0; i < R.views.size(); ++i) {
     int64_t lastBlock = R.boundaries[i] / bs, firstBlock = lastBlock - cb;
-    int64_t skip = std::max<int64_t>(0, R.from / bs - firstBlock);
-    std::vector<int32_t> ids;
-    for (int64_t j = firstBlock + skip; j < lastBlock; ++j)
-      ids.push_back(r.blockTable[size_t(j)].value);
-    Status k = tierDevice_->loadKv(R.views[i], skip, ids);
-    if (!k.ok())
-      return k;
+    TierDevice::KvLoad l;
+    l.object = &R.views[i];
+    l.skip = std::max<int64_t>(0, R.from / bs - firstBlock);
+    for (int64_t j = firstBlock + l.skip; j < lastBlock; ++j)
+      l.blockIds.push_back(r.blockTable[size_t(j)].value);
+    loads.push_back(std::move(l));
     counters_.tierBytesLoaded += int64_t(R.objects[i].size());
   }
+  if (Status k = tierDevice_->loadKv(loads); !k.ok())
+    return k;
   if (tierGeo_.stateful()) {
     // The checkpoint of the last boundary, into the request's own group:
     // the HBM hit's fork source (if any) is not needed any more.

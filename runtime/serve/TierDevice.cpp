@@ -2,6 +2,8 @@
 
 #include "poolrt/serve/TierDevice.h"
 
+#include <algorithm>
+
 namespace poolrt {
 
 namespace {
@@ -71,7 +73,8 @@ Result<std::unique_ptr<TierDevice>> TierDevice::create(const SolvedLayout &L, De
                               " bytes, the checkpoint " + std::to_string(geo.checkpointBytes));
     }
   }
-  auto kv = device.allocate(uint64_t(chunkBlocks * geo.kvBlockBytes));
+  t->stagingBlocks_ = std::max(chunkBlocks, kStagingBytes / geo.kvBlockBytes);
+  auto kv = device.allocate(uint64_t(t->stagingBlocks_ * geo.kvBlockBytes));
   if (!kv.ok())
     return kv.error();
   t->kvStaging_ = *kv;
@@ -139,20 +142,42 @@ Result<std::string> TierDevice::save(const TierKey &key, const std::vector<int32
 
 Status TierDevice::loadKv(const TierObjectView &o, int64_t skip,
                           const std::vector<int32_t> &blockIds) {
-  int64_t n = int64_t(blockIds.size());
-  if (o.numBlocks != chunkBlocks_ || skip < 0 || skip + n != chunkBlocks_ ||
-      int64_t(o.kv.size()) != chunkBlocks_ * geo_.kvBlockBytes)
-    return Error::invalid("tier load: blocks [" + std::to_string(skip) + ", " +
-                          std::to_string(skip + n) + ") of an object of " +
-                          std::to_string(o.numBlocks));
-  if (n == 0)
-    return Status::success();
-  // The blocks are contiguous in the object: one copy into the staging.
-  Status c = device_.copyToDevice(kvStaging_, o.kv.data() + skip * geo_.kvBlockBytes,
-                                  uint64_t(n * geo_.kvBlockBytes));
-  if (!c.ok())
-    return c;
-  return launcher_.run(*blockScatter_, blockIds, kvStaging_);
+  return loadKv({KvLoad{&o, skip, blockIds}});
+}
+
+Status TierDevice::loadKv(const std::vector<KvLoad> &loads) {
+  int64_t kvb = geo_.kvBlockBytes;
+  for (const KvLoad &l : loads) {
+    int64_t n = int64_t(l.blockIds.size());
+    if (!l.object || l.object->numBlocks != chunkBlocks_ || l.skip < 0 ||
+        l.skip + n != chunkBlocks_ || int64_t(l.object->kv.size()) != chunkBlocks_ * kvb)
+      return Error::invalid("tier load: blocks [" + std::to_string(l.skip) + ", " +
+                            std::to_string(l.skip + n) + ") of an object of " +
+                            std::to_string(l.object ? l.object->numBlocks : 0));
+  }
+  std::vector<int32_t> ids; // of the blocks staged so far
+  auto flush = [&]() -> Status {
+    if (ids.empty())
+      return Status::success();
+    Status k = launcher_.run(*blockScatter_, ids, kvStaging_);
+    ids.clear();
+    return k;
+  };
+  for (const KvLoad &l : loads) {
+    int64_t n = int64_t(l.blockIds.size());
+    if (int64_t(ids.size()) + n > stagingBlocks_)
+      if (Status f = flush(); !f.ok())
+        return f;
+    if (n == 0)
+      continue;
+    // An object's blocks are contiguous in it: one copy into the staging.
+    Status c = device_.copyToDevice(kvStaging_ + uint64_t(int64_t(ids.size()) * kvb),
+                                    l.object->kv.data() + l.skip * kvb, uint64_t(n * kvb));
+    if (!c.ok())
+      return c;
+    ids.insert(ids.end(), l.blockIds.begin(), l.blockIds.end());
+  }
+  return flush();
 }
 
 Status TierDevice::loadCheckpoint(const TierObjectView &o, int32_t stateId) {

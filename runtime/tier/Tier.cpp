@@ -252,8 +252,8 @@ namespace {
 /// The host tier's buffers: from a TierHostMemory (ordinary memory when
 /// there is none, or when it has none left), handed back by their owners'
 /// deleters and recycled by size, so a store after an eviction reuses the
-/// evicted buffer rather than pinning new memory. At most `keepBytes` wait
-/// in the free list; the rest go back to their memory.
+/// evicted buffer rather than pinning new memory. At most `keepBytes` (or
+/// two buffers) wait in the free list; the rest go back to their memory.
 class HostBuffers : public std::enable_shared_from_this<HostBuffers> {
 public:
   HostBuffers(std::shared_ptr<TierHostMemory> memory, int64_t keepBytes)
@@ -295,7 +295,9 @@ private:
   void give(Buffer b, size_t n) {
     {
       std::lock_guard<std::mutex> lock(mu_);
-      if (freeBytes_ + int64_t(n) <= keepBytes_) {
+      // Up to keepBytes wait, and two buffers of any size whatever the cap
+      // (a store right after an eviction takes it straight back).
+      if (freeBytes_ + int64_t(n) <= std::max(keepBytes_, 2 * int64_t(n))) {
         free_.emplace(n, b);
         freeBytes_ += int64_t(n);
         return;

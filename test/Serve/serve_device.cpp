@@ -12,10 +12,14 @@
 // GPU machine, where the lines are compared with the host's (pool-serve
 // here) byte for byte. The summary goes to stderr.
 //
+// POOLC_TIER=SPEC (pool-serve's --tier, e.g. host:12GiB) replays through
+// the offload tier; the summary then gives its shares and latencies.
+//
 //===----------------------------------------------------------------------===//
 
 #include "poolrt/serve/Engine.h"
 
+#include <algorithm>
 #include <chrono>
 #include <cinttypes>
 #include <cstdio>
@@ -46,6 +50,8 @@ int main(int argc, char **argv) {
   o.policy.prefixCaching = std::string(argv[6]) == "on";
   if (argc == 8)
     o.modelKernel = argv[7];
+  if (const char *tier = std::getenv("POOLC_TIER"))
+    o.tier = tier;
   auto engine = Engine::create(*artifact, **dev, o);
   if (!engine.ok()) {
     std::fprintf(stderr, "serve_device: error: %s\n", engine.error().message.c_str());
@@ -67,6 +73,10 @@ int main(int argc, char **argv) {
     std::fprintf(stderr, "serve_device: error: replay stopped: %s\n", ran.error().message.c_str());
     return 1;
   }
+  if (Status d = e.drainTier(); !d.ok()) {
+    std::fprintf(stderr, "serve_device: error: %s\n", d.error().message.c_str());
+    return 1;
+  }
   // The lines pool-serve's --outputs writes.
   std::fputs(outcomesJsonl(e.outcomes()).c_str(), stdout);
   EngineSnapshot x = e.snapshot();
@@ -76,5 +86,24 @@ int main(int argc, char **argv) {
                " fork copies, %" PRId64 " model accesses, %.1f s\n",
                e.layout().model.c_str(), (*dev)->name(), e.model().describe().c_str(), argv[6], x.requestsTotal,
                100 * x.stats.hit(), x.imageStores, x.imageRestores, x.forkCopies, e.model().accesses(), s);
+  if (e.hasTier()) {
+    TierLatencies lat = e.tierLatencyMicros();
+    auto pct = [](std::vector<double> v, double q) {
+      if (v.empty())
+        return 0.0;
+      std::sort(v.begin(), v.end());
+      return v[std::min(v.size() - 1, size_t(q * double(v.size() - 1) + 0.5))];
+    };
+    int64_t full = x.stats.fullTokens;
+    std::fprintf(stderr,
+                 "serve_device tier %s: %" PRId64 " lookups, prompt tokens HBM %.1f%% / tier %.1f%% "
+                 "(of %" PRId64 "), %" PRId64 " late, %" PRId64 " failed, %" PRId64
+                 " refused loads; %" PRId64 " B loaded; fetch p50 %.0f us p99 %.0f us; "
+                 "restore on the device p50 %.0f us p99 %.0f us (%zu loads)\n",
+                 o.tier.c_str(), x.tierLookups, full ? 100.0 * double(x.stats.cachedTokens) / double(full) : 0.0,
+                 full ? 100.0 * double(x.tierHitTokens) / double(full) : 0.0, full, x.tierLoadsLate,
+                 x.tierLoadsFailed, x.tierObjectsRefused, x.tierBytesLoaded, pct(lat.fetch, 0.5),
+                 pct(lat.fetch, 0.99), pct(lat.restore, 0.5), pct(lat.restore, 0.99), lat.restore.size());
+  }
   return 0;
 }

@@ -540,6 +540,7 @@ TEST(RedisServer, TwoClientsShareOneFleetCacheAndAWrongPasswordIsRefused) {
   o.url = url;
   auto a = openRedisTier(o), b = openRedisTier(o);
   ASSERT_TRUE(a.ok() && b.ok());
+  EXPECT_FALSE((*a)->local()); // looked up on the transfer thread only
   uint64_t fp = uint64_t(::getpid()) * 7919;
   std::string v = bytesOf(300000, 11);
   ASSERT_TRUE((*a)->put(keyOf(fp, 1), v).ok());
@@ -720,6 +721,174 @@ TEST(TierTransfer, ALateFetchIsCancelledAndAFullQueueRefusesStores) {
   EXPECT_EQ(c.fetchesCancelled, 1);
   EXPECT_EQ(c.storesRefused, 1);
   EXPECT_EQ(c.storesDone, 2);
+}
+
+// --- host memory: shared, page-locked, recycled, verified --------------------
+
+/// A TierHostMemory that counts what it hands out (a device's page-locked
+/// memory in serving), and can run dry.
+class CountingMemory final : public TierHostMemory {
+public:
+  std::atomic<int> allocated{0}, released{0};
+  std::atomic<bool> dry{false};
+  std::string name() const override { return "counting"; }
+  void *allocate(size_t bytes) override {
+    if (dry)
+      return nullptr;
+    ++allocated;
+    return std::malloc(bytes < 1 ? 1 : bytes);
+  }
+  void release(void *p) override {
+    ++released;
+    std::free(p);
+  }
+};
+
+TEST(HostTier, AHitSharesTheStoredBufferAndOutlivesItsEviction) {
+  auto mem = std::make_shared<CountingMemory>();
+  auto t = makeHostTier(2500, mem);
+  std::string a = bytesOf(1000, 1), b = bytesOf(1000, 2), c = bytesOf(1000, 3);
+  ASSERT_TRUE(t->put(keyOf(7, 1), a).ok());
+  TierGet g1 = t->get(keyOf(7, 1)), g2 = t->get(keyOf(7, 1));
+  ASSERT_TRUE(g1.ok() && g2.ok());
+  EXPECT_EQ(g1.bytes.data(), g2.bytes.data()); // one buffer, not two copies
+  EXPECT_EQ(mem->allocated.load(), 1);
+  ASSERT_TRUE(t->put(keyOf(7, 1), b).ok()); // replaced while g1 still reads it
+  ASSERT_TRUE(t->put(keyOf(7, 2), c).ok());
+  ASSERT_TRUE(t->put(keyOf(7, 3), c).ok()); // evicts what the hits still hold
+  EXPECT_EQ(g1.bytes, a);
+  EXPECT_EQ(t->get(keyOf(7, 1)).fault, TierFault::NotFound);
+  EXPECT_EQ(t->get(keyOf(7, 2)).bytes, c);
+  EXPECT_EQ(t->usage().objects, 2);
+}
+
+TEST(HostTier, EvictedBuffersAreReusedAndEveryOneGoesBack) {
+  auto mem = std::make_shared<CountingMemory>();
+  TierGet kept;
+  {
+    auto t = makeHostTier(4000, mem); // four objects of 1000
+    std::string v = bytesOf(1000, 4);
+    for (uint64_t i = 0; i < 40; ++i)
+      ASSERT_TRUE(t->put(keyOf(8, i), v).ok());
+    // Each store past the fourth evicts one first and takes its buffer.
+    EXPECT_LE(mem->allocated.load(), 5);
+    kept = t->get(keyOf(8, 39));
+    ASSERT_TRUE(kept.ok());
+    mem->dry = true; // no page-locked memory left: ordinary memory instead
+    std::string w = bytesOf(1500, 5);
+    ASSERT_TRUE(t->put(keyOf(8, 100), w).ok());
+    EXPECT_EQ(t->get(keyOf(8, 100)).bytes, w);
+  }
+  // The tier is gone; the hit still reads its buffer, and only when it goes
+  // does the buffer return to the memory it came from.
+  EXPECT_EQ(kept.bytes, bytesOf(1000, 4));
+  EXPECT_LT(mem->released.load(), mem->allocated.load());
+  kept = TierGet();
+  EXPECT_EQ(mem->released.load(), mem->allocated.load());
+}
+
+TEST(HostTier, OnlyAnIntactObjectIsVerifiedAndTheDecoderTrustsOnlyThat) {
+  auto t = makeHostTier(1 << 20);
+  TierGeometry g = geo();
+  TierKey k{g.layoutFingerprint, 42};
+  std::string obj = encodeTierObject(k, 2, bytesOf(2 * 4096, 6), bytesOf(1000, 7));
+  ASSERT_TRUE(t->put(k.text(), obj).ok());
+  TierGet good = t->get(k.text());
+  ASSERT_TRUE(good.ok());
+  EXPECT_TRUE(good.verified);
+  TierObjectView v;
+  EXPECT_TRUE(decodeTierObject(good.bytes, k, g, 2, v, good.verified).ok());
+  // A payload byte flipped before the store: not intact, not verified, and
+  // the decoder's own check refuses it.
+  std::string bad = obj;
+  bad[size_t(kTierHeaderBytes) + 100] ^= 0x20;
+  ASSERT_TRUE(t->put(k.text(), bad).ok());
+  TierGet flipped = t->get(k.text());
+  ASSERT_TRUE(flipped.ok());
+  EXPECT_FALSE(flipped.verified);
+  TierResult d = decodeTierObject(flipped.bytes, k, g, 2, v, flipped.verified);
+  EXPECT_EQ(d.fault, TierFault::Corrupt) << d.message;
+  // Bytes that are no object at all are kept as given, never verified.
+  ASSERT_TRUE(t->put(keyOf(9, 1), "not an object").ok());
+  EXPECT_FALSE(t->get(keyOf(9, 1)).verified);
+  EXPECT_FALSE(tierObjectIntact(obj.substr(0, obj.size() - 1)));
+  EXPECT_TRUE(tierObjectIntact(obj));
+  // Verified skips only the payload hash: the header is still checked.
+  TierKey other{g.layoutFingerprint, 43};
+  EXPECT_EQ(decodeTierObject(good.bytes, other, g, 2, v, true).fault, TierFault::Mismatch);
+}
+
+TEST(HostTier, ADiskHitIsServedFromTheHostCopyItWasPromotedTo) {
+  auto mem = std::make_shared<CountingMemory>();
+  std::string dir = tempDir("promote");
+  DiskTierOptions o;
+  o.dir = dir;
+  o.capBytes = 1 << 20;
+  o.fsync = false;
+  auto disk = openDiskTier(o);
+  ASSERT_TRUE(disk.ok()) << disk.error().message;
+  TierGeometry g = geo();
+  TierKey k{g.layoutFingerprint, 77};
+  std::string obj = encodeTierObject(k, 1, bytesOf(4096, 8), "");
+  ASSERT_TRUE(disk.value()->put(k.text(), obj).ok());
+  std::vector<std::unique_ptr<TierBackend>> levels;
+  levels.push_back(makeHostTier(1 << 20, mem));
+  levels.push_back(disk.take());
+  auto stack = makeStackedTier(std::move(levels));
+  TierGet first = stack->get(k.text()); // from disk, promoted into host
+  ASSERT_TRUE(first.ok()) << first.message;
+  EXPECT_TRUE(first.verified); // the host copy, checked as it was stored
+  EXPECT_EQ(mem->allocated.load(), 1);
+  EXPECT_EQ(first.bytes, obj);
+  TierGet second = stack->get(k.text());
+  EXPECT_EQ(second.bytes.data(), first.bytes.data());
+}
+
+TEST(TierTransfer, AFetchGoesAheadOfStoresAndReadsTheQueuedOnes) {
+  GatedBackend gated;
+  TierTransfer t(gated, 1 << 20);
+  ASSERT_TRUE(t.store(keyOf(4, 1), "running")); // blocks in the backend
+  while (gated.calls.load() == 0)
+    std::this_thread::yield();
+  ASSERT_TRUE(t.store(keyOf(4, 2), "queued"));
+  ASSERT_TRUE(t.store(keyOf(4, 3), "kv-only"));              // yields to a held one
+  ASSERT_TRUE(t.store(keyOf(4, 4), "checkpointed", false));  // replaces
+  // Held by the backend already, before the gate: a yielding store of the
+  // same key must not shadow it.
+  ASSERT_TRUE(gated.inner->put(keyOf(4, 3), "held").ok());
+  ASSERT_TRUE(gated.inner->put(keyOf(4, 4), "old").ok());
+  uint64_t f = t.fetch({keyOf(4, 1), keyOf(4, 2), keyOf(4, 3), keyOf(4, 4), keyOf(4, 5)});
+  // The gate opens for the running store; the fetch runs next, ahead of
+  // the three queued stores.
+  gated.release();
+  ASSERT_TRUE(t.wait(f, std::chrono::steady_clock::now() + std::chrono::seconds(10)));
+  auto r = t.take(f);
+  ASSERT_TRUE(r.has_value());
+  ASSERT_EQ(r->results.size(), 5u);
+  EXPECT_EQ(r->results[0].bytes, "running");
+  EXPECT_EQ(r->results[1].bytes, "queued");       // not in the backend yet
+  EXPECT_EQ(r->results[2].bytes, "held");         // the backend's, not the yielding store's
+  EXPECT_EQ(r->results[3].bytes, "checkpointed"); // the replacing store's
+  EXPECT_EQ(r->results[4].fault, TierFault::NotFound);
+  ASSERT_TRUE(t.drain(std::chrono::seconds(10)).ok());
+  EXPECT_EQ(gated.inner->get(keyOf(4, 4)).bytes, "checkpointed");
+  EXPECT_EQ(gated.inner->get(keyOf(4, 3)).bytes, "held");
+}
+
+TEST(TierTransfer, ARemovalRunsOnTheTransferThread) {
+  GatedBackend gated;
+  ASSERT_TRUE(gated.inner->put(keyOf(5, 1), "x").ok());
+  TierTransfer t(gated, 1 << 20);
+  t.remove(keyOf(5, 1));
+  ASSERT_TRUE(t.drain(std::chrono::seconds(10)).ok());
+  EXPECT_EQ(gated.inner->contains(keyOf(5, 1)).fault, TierFault::NotFound);
+}
+
+TEST(TierBackends, MemoryAndDiskAreLocal) {
+  EXPECT_TRUE(makeHostTier(1)->local());
+  std::vector<std::unique_ptr<TierBackend>> l;
+  l.push_back(makeHostTier(1));
+  EXPECT_TRUE(makeStackedTier(std::move(l))->local());
 }
 
 } // namespace

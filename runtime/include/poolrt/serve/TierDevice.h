@@ -61,9 +61,22 @@ public:
   Result<std::string> save(const TierKey &key, const std::vector<int32_t> &blockIds,
                            int32_t stateId);
   /// Blocks [skip, chunkBlocks) of a decoded object into `blockIds` (one
-  /// id per block loaded): one host-to-device copy, one scatter.
+  /// id per block loaded).
+  struct KvLoad {
+    const TierObjectView *object = nullptr;
+    int64_t skip = 0;
+    std::vector<int32_t> blockIds;
+  };
+  /// The KV of a hit's objects: one host-to-device copy per object into
+  /// the staging, back to back, and one block_scatter per staging's worth
+  /// (kStagingBytes, at least one object), not a copy and a kernel each.
+  Status loadKv(const std::vector<KvLoad> &loads);
   Status loadKv(const TierObjectView &object, int64_t skip,
                 const std::vector<int32_t> &blockIds);
+  /// What one scatter of loadKv may cover, in bytes (rounded down to whole
+  /// blocks, at least one object).
+  static constexpr int64_t kStagingBytes = int64_t(32) << 20;
+  int64_t stagingBlocks() const { return stagingBlocks_; }
   /// The object's checkpoint into slot / group `stateId`. Invalid when the
   /// object has none.
   Status loadCheckpoint(const TierObjectView &object, int32_t stateId);
@@ -74,7 +87,7 @@ private:
   KernelLauncher &launcher_;
   DevicePtr arenaBase_{};
   TierGeometry geo_;
-  int64_t chunkBlocks_ = 0;
+  int64_t chunkBlocks_ = 0, stagingBlocks_ = 0;
   const KernelInfo *blockGather_ = nullptr, *blockScatter_ = nullptr,
                    *imageGather_ = nullptr, *imageScatter_ = nullptr;
   DevicePtr kvStaging_{}, imageStaging_{};

@@ -1,0 +1,270 @@
+//===- tier_load.cpp - One tier load from host memory onto a device -------===//
+//
+//   pool-tier-load ARTIFACT BACKEND [PREFIX_TOKENS [ITERATIONS]]
+//
+// The tier seed's transfer figure (seed 004: "one load is 21.3 MiB per rank
+// ... 40 ms p50 server-side retrieve"), measured through the code that
+// serves: a prefix of PREFIX_TOKENS (default 4096) is stored as tier
+// objects in the host tier, in the device's host memory (page-locked on a
+// GPU: Device::allocateHost), the last one with its checkpoint. One load
+// is what Engine::tierRestore does for a hit of that prefix: get every
+// object from the host tier, decode it, and TierDevice::loadKv /
+// loadCheckpoint them onto the device (one host-to-device copy per object's
+// KV, one generated block_scatter per 32 MiB staged, the checkpoint's copy
+// and image_scatter or group spans), then synchronize.
+//
+// In the same run, for the same bytes: cuMemcpyHtoD (the backend's
+// copyToDevice) of the objects from the tier's own page-locked buffers
+// (the link's speed for exactly these copies, no kernels), and of one
+// pageable buffer of the same size (what a tier in ordinary memory gets).
+//
+// Before timing, the load is checked: every object is gathered back from
+// the device with the artifact's block_gather / image_gather and must be
+// byte-identical to the object stored. A mismatch exits 1.
+//
+// Plain C++17 over libpoolrt: CMake builds it here (ctest runs it on the
+// host backend), bench/gpu/run.sh builds it with g++ on the GPU machine.
+//
+//===----------------------------------------------------------------------===//
+
+#include "poolrt/Arena.h"
+#include "poolrt/Artifact.h"
+#include "poolrt/Device.h"
+#include "poolrt/Kernels.h"
+#include "poolrt/SolvedLayout.h"
+#include "poolrt/Tier.h"
+#include "poolrt/serve/TierDevice.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <random>
+#include <string>
+#include <vector>
+
+using namespace poolrt;
+using Clock = std::chrono::steady_clock;
+
+namespace {
+
+int fail(const std::string &m) {
+  std::fprintf(stderr, "pool-tier-load: error: %s\n", m.c_str());
+  return 1;
+}
+
+double percentile(std::vector<double> v, double q) {
+  if (v.empty())
+    return 0;
+  std::sort(v.begin(), v.end());
+  size_t i = size_t(q * double(v.size() - 1) + 0.5);
+  return v[std::min(i, v.size() - 1)];
+}
+
+double us(Clock::time_point a, Clock::time_point b) {
+  return std::chrono::duration<double, std::micro>(b - a).count();
+}
+
+std::string randomBytes(size_t n, uint32_t seed) {
+  std::mt19937_64 rng(seed);
+  std::string s(n, '\0');
+  for (size_t i = 0; i + 8 <= n; i += 8) {
+    uint64_t v = rng();
+    for (int b = 0; b < 8; ++b)
+      s[i + size_t(b)] = char((v >> (8 * b)) & 0xff);
+  }
+  return s;
+}
+
+} // namespace
+
+int main(int argc, char **argv) {
+  if (argc < 3 || argc > 5) {
+    std::fprintf(stderr, "usage: %s ARTIFACT BACKEND [PREFIX_TOKENS [ITERATIONS]]\n", argv[0]);
+    return 2;
+  }
+  int64_t prefixTokens = argc > 3 ? std::atoll(argv[3]) : 4096;
+  int iterations = argc > 4 ? std::atoi(argv[4]) : 200;
+  if (prefixTokens < 1 || iterations < 1)
+    return fail("PREFIX_TOKENS and ITERATIONS must be positive");
+  auto artifact = readArtifactFile(argv[1]);
+  if (!artifact.ok())
+    return fail(artifact.error().message);
+  auto layout = readSolvedLayout(*artifact);
+  if (!layout.ok())
+    return fail(layout.error().message);
+  const SolvedLayout &L = *layout;
+  auto dev = openDevice(argv[2]);
+  if (!dev.ok())
+    return fail(dev.error().message);
+  Device &d = **dev;
+  if (Status k = d.loadKernels(*artifact); !k.ok())
+    return fail(k.error().message);
+  auto arena = DeviceArena::create(d, L);
+  if (!arena.ok())
+    return fail(arena.error().message);
+  KernelLauncher launcher(d, arena->base());
+  auto geo = tierGeometryOf(L);
+  if (!geo.ok())
+    return fail(geo.error().message);
+  int64_t bs = L.geometry.blockSize;
+  // The engine's default object: 256 tokens rounded up to whole blocks.
+  int64_t cb = std::max<int64_t>(1, (256 + bs - 1) / bs);
+  int64_t objects = std::max<int64_t>(1, prefixTokens / (cb * bs));
+  auto td = TierDevice::create(L, d, launcher, arena->base(), *geo, cb);
+  if (!td.ok())
+    return fail(td.error().message);
+  TierDevice &T = **td;
+  const KernelInfo *scatter = L.kernelByKind("block_scatter");
+  int64_t blocksNeeded = objects * cb;
+  if (blocksNeeded > scatter->idMax)
+    return fail("the prefix needs " + std::to_string(blocksNeeded) + " blocks, the artifact has " +
+                std::to_string(scatter->idMax));
+  int32_t stateId = -1;
+  if (geo->stateful()) {
+    const KernelInfo *img = L.kernelByKind("image_scatter");
+    int64_t states = img ? img->idMax : L.stateGroupCount();
+    if (states < 1)
+      return fail("a stateful geometry with no slot or group to restore into");
+    stateId = int32_t(states - 1);
+  }
+
+  // The host tier in the device's host memory, holding the prefix.
+  auto tier = makeHostTier(int64_t(4) << 30, hostMemoryOf(d));
+  std::vector<TierKey> keys;
+  std::vector<std::string> stored;
+  int64_t loadBytes = 0;
+  for (int64_t i = 0; i < objects; ++i) {
+    TierKey k{geo->layoutFingerprint, 0x9e3779b97f4a7c15ull * uint64_t(i + 1)};
+    bool last = i + 1 == objects;
+    std::string kv = randomBytes(size_t(cb * geo->kvBlockBytes), uint32_t(2 * i + 1));
+    std::string ck = last && geo->stateful()
+                         ? randomBytes(size_t(geo->checkpointBytes), uint32_t(2 * i + 2))
+                         : std::string();
+    stored.push_back(encodeTierObject(k, cb, kv, ck));
+    loadBytes += int64_t(stored.back().size());
+    if (TierResult p = tier->put(k.text(), stored.back()); !p.ok())
+      return fail("host tier put: " + p.message);
+    keys.push_back(k);
+  }
+  // Blocks [b, b + cb) of object i land in blocks i*cb + b, spread over the
+  // pool's ids (the last ones: never 0, so a wrong id shows).
+  auto idsOf = [&](int64_t i) {
+    std::vector<int32_t> ids;
+    for (int64_t b = 0; b < cb; ++b)
+      ids.push_back(int32_t(scatter->idMax - 1 - (i * cb + b)));
+    return ids;
+  };
+  struct Phase {
+    double get = 0, device = 0;
+  };
+  auto load = [&](Phase &ph) -> Status {
+    auto t0 = Clock::now();
+    std::vector<TierGet> got;
+    std::vector<TierObjectView> views(static_cast<size_t>(objects));
+    for (int64_t i = 0; i < objects; ++i) {
+      got.push_back(tier->get(keys[size_t(i)].text()));
+      if (!got.back().ok())
+        return Error::invalid("get " + keys[size_t(i)].text() + ": " + got.back().message);
+      TierResult r = decodeTierObject(got.back().bytes, keys[size_t(i)], *geo, cb,
+                                      views[size_t(i)], got.back().verified);
+      if (!r.ok())
+        return Error::invalid(r.message);
+    }
+    auto t1 = Clock::now();
+    std::vector<TierDevice::KvLoad> loads;
+    for (int64_t i = 0; i < objects; ++i)
+      loads.push_back({&views[size_t(i)], 0, idsOf(i)});
+    if (Status k = T.loadKv(loads); !k.ok())
+      return k;
+    if (stateId >= 0)
+      if (Status k = T.loadCheckpoint(views.back(), stateId); !k.ok())
+        return k;
+    if (Status y = d.synchronize(); !y.ok())
+      return y;
+    auto t2 = Clock::now();
+    ph.get = us(t0, t1);
+    ph.device = us(t1, t2);
+    return Status::success();
+  };
+
+  // The check: a load, then every object gathered back and compared.
+  Phase warm;
+  if (Status s = load(warm); !s.ok())
+    return fail(s.error().message);
+  for (int64_t i = 0; i < objects; ++i) {
+    bool last = i + 1 == objects;
+    auto back = T.save(keys[size_t(i)], idsOf(i), last ? stateId : -1);
+    if (!back.ok())
+      return fail(back.error().message);
+    if (*back != stored[size_t(i)])
+      return fail("object " + std::to_string(i) + " gathered back from the device differs "
+                  "from the one stored");
+  }
+
+  std::vector<double> total, gets, device;
+  for (int it = 0; it < iterations; ++it) {
+    Phase ph;
+    if (Status s = load(ph); !s.ok())
+      return fail(s.error().message);
+    gets.push_back(ph.get);
+    device.push_back(ph.device);
+    total.push_back(ph.get + ph.device);
+  }
+  // The copies alone, same bytes: from the tier's page-locked buffers, and
+  // from one pageable buffer.
+  auto scratch = d.allocate(uint64_t(loadBytes));
+  if (!scratch.ok())
+    return fail(scratch.error().message);
+  std::vector<TierGet> held;
+  for (const TierKey &k : keys)
+    held.push_back(tier->get(k.text()));
+  std::vector<double> pinned, pageable;
+  std::string flat(size_t(loadBytes), '\1');
+  for (int it = 0; it < iterations; ++it) {
+    auto t0 = Clock::now();
+    uint64_t off = 0;
+    for (const TierGet &g : held) {
+      if (Status c = d.copyToDevice(*scratch + off, g.bytes.data(), g.bytes.size()); !c.ok())
+        return fail(c.error().message);
+      off += g.bytes.size();
+    }
+    auto t1 = Clock::now();
+    if (Status c = d.copyToDevice(*scratch, flat.data(), flat.size()); !c.ok())
+      return fail(c.error().message);
+    auto t2 = Clock::now();
+    pinned.push_back(us(t0, t1));
+    pageable.push_back(us(t1, t2));
+  }
+  (void)d.release(*scratch);
+
+  double mib = double(loadBytes) / double(1 << 20);
+  auto gbps = [&](double micros) { return micros > 0 ? double(loadBytes) / micros / 1e3 : 0; };
+  std::printf("tier load on %s (%s): %s, host tier in %s memory\n", d.name(),
+              d.description().c_str(), L.model.c_str(), d.hostMemoryKind().c_str());
+  std::printf("  one load: a %lld-token prefix = %lld objects of %lld block(s) (%lld B KV each)%s, "
+              "%lld B = %.2f MiB\n",
+              (long long)(objects * cb * bs), (long long)objects, (long long)cb,
+              (long long)(cb * geo->kvBlockBytes),
+              stateId >= 0 ? (" + the checkpoint (" + std::to_string(geo->checkpointBytes) + " B)").c_str() : "",
+              (long long)loadBytes, mib);
+  std::printf("  staging: %lld blocks per block_scatter\n", (long long)T.stagingBlocks());
+  std::printf("  checked: every object gathered back from the device is byte-identical to the one stored\n");
+  std::printf("  %d loads:\n", iterations);
+  std::printf("  %-44s %10s %10s %10s\n", "what", "p50 us", "p99 us", "GB/s p50");
+  auto row = [&](const char *what, const std::vector<double> &v, bool rate = true) {
+    std::printf("  %-44s %10.1f %10.1f ", what, percentile(v, 0.5), percentile(v, 0.99));
+    if (rate)
+      std::printf("%10.2f\n", gbps(percentile(v, 0.5)));
+    else
+      std::printf("%10s\n", "-");
+  };
+  row("tier load (get + decode + copies + scatter)", total);
+  row("  of it: get + decode (host)", gets, false);
+  row("  of it: copies + scatter kernels, synced", device);
+  row("copyToDevice from the tier's own buffers", pinned);
+  row("copyToDevice from one pageable buffer", pageable);
+  std::printf("  load p50 / the same buffers' copy p50: %.3f\n",
+              percentile(total, 0.5) / std::max(1e-9, percentile(pinned, 0.5)));
+  return 0;
+}
