@@ -14,9 +14,9 @@ trap 'rm -rf "$W"' EXIT
 python3 "$ROOT/bench/tier/make_seed_trace.py" "$W/seed.jsonl" "$N" 1
 echo "| model (HBM budget) | backend | HBM | tier | recomputed | hit | 256-grid ceiling | hit / ceiling | late / failed loads | load p50 / p99 ms | outputs | wall s |"
 echo "|---|---|---|---|---|---|---|---|---|---|---|---|"
-for spec in ${MODELS:-"qwen3.5-27b 2GiB" "deepseek-v4-flash-dspark-fp8 110MiB" "llama-3.1-8b 1GiB"}; do
-  set -- $spec
-  m=$1 budget=$2
+# MODELS: MODEL:BUDGET words.
+for spec in ${MODELS:-qwen3.5-27b:2GiB deepseek-v4-flash-dspark-fp8:110MiB llama-3.1-8b:1GiB}; do
+  m=${spec%%:*} budget=${spec##*:}
   "$B/bin/poolc" "$ROOT/models/$m.yaml" --budget "$budget" --max-num-seqs 4 --targets host -o "$W/$m.poolpack"
   "$B/bin/pool-serve" replay "$W/seed.jsonl" --artifact "$W/$m.poolpack" --checkpoint-interval 256 \
     --progress none --no-prefix-cache --outputs "$W/cold.jsonl" > /dev/null

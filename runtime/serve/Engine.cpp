@@ -896,7 +896,8 @@ Result<int64_t> Engine::tierAdmit(Seq &s, int64_t cached, bool mayWait) {
   // A local tier (memory, disk) is asked here; a remote one (Redis) only
   // on the transfer thread: the fetch's first key is the lookup, so a dead
   // or silent server makes this request wait, never the step.
-  if (tier_->local()) {
+  // A store still queued counts as held: the fetch reads its bytes.
+  if (tier_->local() && !transfer_->storing(keyAt(first).text())) {
     TierResult held = tier_->contains(keyAt(first).text());
     if (!held.ok()) {
       if (held.fault != TierFault::NotFound)

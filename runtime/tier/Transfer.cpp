@@ -85,6 +85,11 @@ uint64_t TierTransfer::fetch(std::vector<std::string> keys) {
   return t;
 }
 
+bool TierTransfer::storing(const std::string &key) const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return storing_.count(key) > 0;
+}
+
 std::optional<TierTransfer::Fetched> TierTransfer::take(uint64_t ticket) {
   std::lock_guard<std::mutex> lock(mu_);
   auto it = done_.find(ticket);

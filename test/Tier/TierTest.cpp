@@ -857,6 +857,9 @@ TEST(TierTransfer, AFetchGoesAheadOfStoresAndReadsTheQueuedOnes) {
   // same key must not shadow it.
   ASSERT_TRUE(gated.inner->put(keyOf(4, 3), "held").ok());
   ASSERT_TRUE(gated.inner->put(keyOf(4, 4), "old").ok());
+  EXPECT_TRUE(t.storing(keyOf(4, 1))); // running
+  EXPECT_TRUE(t.storing(keyOf(4, 2))); // queued
+  EXPECT_FALSE(t.storing(keyOf(4, 5)));
   uint64_t f = t.fetch({keyOf(4, 1), keyOf(4, 2), keyOf(4, 3), keyOf(4, 4), keyOf(4, 5)});
   // The gate opens for the running store; the fetch runs next, ahead of
   // the three queued stores.
@@ -873,6 +876,7 @@ TEST(TierTransfer, AFetchGoesAheadOfStoresAndReadsTheQueuedOnes) {
   ASSERT_TRUE(t.drain(std::chrono::seconds(10)).ok());
   EXPECT_EQ(gated.inner->get(keyOf(4, 4)).bytes, "checkpointed");
   EXPECT_EQ(gated.inner->get(keyOf(4, 3)).bytes, "held");
+  EXPECT_FALSE(t.storing(keyOf(4, 2))); // landed
 }
 
 TEST(TierTransfer, ARemovalRunsOnTheTransferThread) {

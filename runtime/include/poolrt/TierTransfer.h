@@ -67,6 +67,9 @@ public:
   /// or running is served from that store's bytes, so going first never
   /// loses an object the backend does not hold yet.
   uint64_t fetch(std::vector<std::string> keys);
+  /// Whether a store of `key` is queued or running: a lookup that asks the
+  /// backend alone would miss an object a fetch can read.
+  bool storing(const std::string &key) const;
   struct Fetched {
     std::vector<TierGet> results;
     double micros = 0;
