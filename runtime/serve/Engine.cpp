@@ -51,6 +51,7 @@ struct Engine::Seq {
   Clock::time_point tierDeadline;
   std::vector<int64_t> tierBoundaries; // what the fetch asked for, in tokens
   bool tierTried = false;             // this admission looked the tier up
+  int tierRetries = 0;                // lookups again after the HBM hit shrank
   int64_t tierSavedTo = 0;            // boundaries up to here are stored (or skipped)
   int64_t tierDemand = 0;             // a boundary whose KV the tier has, not its state
   struct TierRestore {
@@ -205,10 +206,14 @@ Result<std::unique_ptr<Engine>> Engine::create(const Artifact &artifact,
     e->tierDevice_ = td.take();
     // The host level keeps its objects where the device loads them at
     // link speed (page-locked on a GPU).
-    auto t = openTier(options.tier, hostMemoryOf(device));
-    if (!t.ok())
-      return t.error();
-    e->tier_ = t.take();
+    if (options.sharedTier) {
+      e->tier_ = options.sharedTier;
+    } else {
+      auto t = openTier(options.tier, hostMemoryOf(device));
+      if (!t.ok())
+        return t.error();
+      e->tier_ = t.take();
+    }
     // Stores queued and not yet written: at most 64 objects' bytes.
     int64_t objBytes = e->tierDevice_->objectBytes();
     e->transfer_ = std::make_unique<TierTransfer>(*e->tier_, 64 * objBytes);
@@ -310,6 +315,7 @@ Status Engine::preempt(Seq &s) {
   s.prefillDone = false;
   s.tierRestore.reset(); // admitted this pass and not loaded: looked up again
   s.tierTried = false;
+  s.tierRetries = 0;
   ++outcomes_[s.index].preemptions;
   ++counters_.preemptions;
   waiting_.push_front(&s);
@@ -428,6 +434,7 @@ Result<Engine::Batch> Engine::schedule() {
     if (!a.ok())
       return a.error();
     s->tierTried = false;
+    s->tierRetries = 0;
     if (transfer_) // what the hit covers was stored by whoever computed it
       s->tierSavedTo = std::max(s->tierSavedTo, cached / tierChunk_ * tierChunk_);
     RequestOutcome &o = outcomes_[s->index];
@@ -819,9 +826,13 @@ Result<int64_t> Engine::tierAdmit(Seq &s, int64_t cached, bool mayWait) {
     // The objects must start at or before the hit (it may have shrunk:
     // its blocks or checkpoint evicted), or blocks between would be left
     // unwritten and published.
-    if (R.to <= cached || R.objects.empty() || R.boundaries.front() - tierChunk_ > cached) {
+    if (R.to <= cached || R.objects.empty()) {
       s.tierRestore.reset();
       return cached;
+    }
+    if (R.boundaries.front() - tierChunk_ > cached) {
+      s.tierRestore.reset();
+      return tierLookUpAgain(s, cached, mayWait);
     }
     R.from = cached;
     return R.to;
@@ -881,8 +892,10 @@ Result<int64_t> Engine::tierAdmit(Seq &s, int64_t cached, bool mayWait) {
       R.objects.pop_back();
       R.views.pop_back();
     }
-    if (R.objects.empty() || R.to <= cached || R.boundaries.front() - chunk > cached)
-      return cached; // nothing past the hit, or a gap before the objects
+    if (R.objects.empty() || R.to <= cached)
+      return cached; // nothing past the hit
+    if (R.boundaries.front() - chunk > cached)
+      return tierLookUpAgain(s, cached, mayWait); // a gap before the objects
     s.tierRestore = std::move(R);
     return s.tierRestore->to;
   }
@@ -916,6 +929,18 @@ Result<int64_t> Engine::tierAdmit(Seq &s, int64_t cached, bool mayWait) {
   if (mayWait)
     return tierAdmit(s, cached, true);
   return int64_t(-1);
+}
+
+Result<int64_t> Engine::tierLookUpAgain(Seq &s, int64_t cached, bool mayWait) {
+  // The HBM hit shrank while the objects were in flight (its blocks or
+  // checkpoint were evicted), so they start past it: blocks between would
+  // be left unwritten. Look the tier up again from the hit as it is now,
+  // once per admission; after that, recompute.
+  if (s.tierRetries >= 1)
+    return cached;
+  ++s.tierRetries;
+  s.tierTried = false;
+  return tierAdmit(s, cached, mayWait);
 }
 
 Status Engine::tierRestore(Seq &s) {

@@ -68,6 +68,7 @@ RankSplit splitTrace(const Trace &trace, int64_t ranks) {
 
 RankSet::~RankSet() {
   engines_.clear(); // before the devices they run on
+  tier_.reset();    // its page-locked buffers before rank 0's device
 }
 
 Result<std::unique_ptr<RankSet>> RankSet::create(const Artifact &artifact,
@@ -82,7 +83,17 @@ Result<std::unique_ptr<RankSet>> RankSet::create(const Artifact &artifact,
     if (!dev.ok())
       return dev.error();
     set->devices_.push_back(dev.take());
-    auto e = Engine::create(artifact, *set->devices_.back(), options);
+  }
+  ServeOptions o = options;
+  if (!o.tier.empty() && !o.sharedTier && ranks > 1 && o.policy.prefixCaching) {
+    auto t = openTier(o.tier, hostMemoryOf(*set->devices_[0]));
+    if (!t.ok())
+      return t.error();
+    set->tier_ = t.take();
+    o.sharedTier = set->tier_;
+  }
+  for (int64_t i = 0; i < ranks; ++i) {
+    auto e = Engine::create(artifact, *set->devices_[size_t(i)], o);
     if (!e.ok()) {
       Error err = e.error();
       if (ranks > 1)

@@ -9,6 +9,8 @@
 #   * restart: a second pool-serve on the first one's warm disk tier hits
 #     from its first request, outputs identical;
 #   * a damaged object on disk is refused (counted) and never restored;
+#   * three data-parallel ranks share one tier: a prefix one rank stored
+#     loads on another;
 #   * Redis (when REDIS_URL is set: tier-redis-serve runs this under
 #     test/Tier/with-redis.sh): two processes share one fleet cache, and a
 #     Redis killed mid-run, or one that never answers, costs counted
@@ -96,6 +98,19 @@ replay "$m-damaged" "$WORK/$m.poolpack" "$WORK/pass1.jsonl" --tier "disk:$WORK/$
     t=$(summary "$WORK/$m-damaged.json" "s['tier']['hit_tokens']['tier']")
     printf '%-34s %d damaged objects refused, %d tier tokens, outputs identical\n' "$m-damaged" "$r" "$t"
     [ "$r" -ge 1 ] || { echo "$m-damaged: no object was refused"; failed=1; }; }
+
+# Data-parallel ranks share one tier: with three ranks and four prefixes,
+# each prefix's requests land on different ranks, so a rank can only have
+# a prefix hit from what another rank stored (none from its own HBM).
+python3 "$ROOT/bench/tier/make_seed_trace.py" "$WORK/ranks.jsonl" 12 1 1024 700
+replay "$m-ranks-cold" "$WORK/$m.poolpack" "$WORK/ranks.jsonl" --no-prefix-cache &&
+replay "$m-ranks" "$WORK/$m.poolpack" "$WORK/ranks.jsonl" --ranks 3 --tier host:1GiB &&
+  same "$m-ranks" "$m-ranks-cold" &&
+  { t=$(summary "$WORK/$m-ranks.json" "s['tier']['hit_tokens']['tier']")
+    h=$(summary "$WORK/$m-ranks.json" "s['tier']['hit_tokens']['hbm']")
+    printf '%-34s 3 ranks, one tier: %d tokens loaded across ranks, %d from HBM, outputs identical\n' "$m-ranks" "$t" "$h"
+    [ "$t" -ge 1 ] || { echo "$m-ranks: no rank loaded what another stored"; failed=1; }
+    [ "$h" -eq 0 ] || { echo "$m-ranks: an HBM hit where no rank sees a prefix twice"; failed=1; }; }
 
 # A tier spec that cannot work is refused before anything runs.
 for bad in "host:" "disk:/proc/poolc-nope:1GiB" "ftp://x" "redis://127.0.0.1:1"; do

@@ -137,7 +137,13 @@ std::string summaryJson(const Args &a, const RankSet &set, const Trace &trace,
                    {"blocks", s.blocksTotal},
                    {"state_groups", s.groupsTotal}};
   if (e.hasTier()) {
-    auto lat = e.tierLatencyMicros();
+    TierLatencies lat; // every rank's samples together
+    for (size_t r = 0; r < set.size(); ++r) {
+      TierLatencies l = set.rank(r).tierLatencyMicros();
+      lat.fetch.insert(lat.fetch.end(), l.fetch.begin(), l.fetch.end());
+      lat.store.insert(lat.store.end(), l.store.begin(), l.store.end());
+      lat.restore.insert(lat.restore.end(), l.restore.begin(), l.restore.end());
+    }
     int64_t full = s.stats.fullTokens;
     auto share = [&](int64_t t) { return full > 0 ? double(t) / double(full) : 0.0; };
     double grid = ceilingHitRate(trace, set.outcomes(), e.tierChunkTokens());
@@ -306,9 +312,6 @@ int replay(const Args &a) {
   o.tierChunkTokens = a.tierChunk;
   o.tierNamespace = a.tierNamespace;
   o.tierLoadDeadlineMs = a.tierDeadlineMs;
-  if (!a.tier.empty() && a.ranks > 1)
-    return fail("--tier with --ranks " + std::to_string(a.ranks) +
-                ": each rank would open its own tier (one rank only, for now)");
   if (!a.tier.empty() && a.noPrefixCache)
     return fail("--tier with --no-prefix-cache: the tier is keyed by the prefix hashes");
   auto ranks = RankSet::create(*artifact, a.device, o, a.ranks);

@@ -89,6 +89,11 @@ struct ServeOptions {
   /// ("host:4GiB", "disk:DIR:64GiB", "host:4GiB+disk:DIR:64GiB",
   /// "redis://[:PASSWORD@]HOST:PORT"); "": none.
   std::string tier;
+  /// The backend `tier` names, already open and shared with other engines
+  /// (RankSet: data-parallel ranks share one tier, since their objects are
+  /// the same geometry's). Null: the engine opens `tier` itself, in its
+  /// device's host memory. A shared one must outlive the engine.
+  std::shared_ptr<TierBackend> sharedTier;
   /// Tokens of one tier object (a multiple of the block size); 0: the
   /// checkpoint interval, or 256 (rounded up to a block) when it is 0.
   int64_t tierChunkTokens = 0;
@@ -220,6 +225,7 @@ private:
   /// Tier: tokens cached once the tier's objects after `cached` are
   /// loaded (`cached` when none), or -1 while their fetch is in flight.
   Result<int64_t> tierAdmit(Seq &s, int64_t cached, bool mayWait);
+  Result<int64_t> tierLookUpAgain(Seq &s, int64_t cached, bool mayWait);
   Status tierRestore(Seq &s);
   Status tierSave(Seq &s, int64_t end, bool stateAtEnd);
   /// A prefill chunk cut to end at the last tier boundary of the prompt.
@@ -238,7 +244,7 @@ private:
   /// every class's entries of the source group).
   std::vector<const KernelInfo *> groupCopies_;
   // The offload tier (null without one).
-  std::unique_ptr<TierBackend> tier_;
+  std::shared_ptr<TierBackend> tier_;
   std::unique_ptr<TierTransfer> transfer_;
   TierGeometry tierGeo_;
   int64_t tierChunk_ = 0; // tokens

@@ -4,7 +4,8 @@
 // own device handle, arena, pools and prefix cache, each stepping on its
 // own thread. The trace is split by conversation: root request i goes to
 // rank i % ranks and every turn that follows it goes with it (its prefix
-// lives there). Draft acceptance is seeded by the trace index, so a
+// lives there). The ranks share one offload tier (each has its own
+// transfer thread): a prefix one rank stored loads on another. Draft acceptance is seeded by the trace index, so a
 // request's output is the same whichever rank runs it, and outputs are
 // returned in trace order: a replay on N ranks gives the same --outputs as
 // on one.
@@ -62,6 +63,9 @@ public:
 private:
   RankSet() = default;
   std::vector<std::unique_ptr<Device>> devices_;
+  /// One tier for every rank (in rank 0's device's host memory): a prefix
+  /// one rank stored loads on another.
+  std::shared_ptr<TierBackend> tier_;
   std::vector<std::unique_ptr<Engine>> engines_;
   std::vector<std::vector<size_t>> origin_; // per rank: trace index of each outcome
   size_t submitted_ = 0;
