@@ -19,9 +19,10 @@ Pass p repeats pass 1's prompts in the same order, each after the last of
 the pass before it. With PASSES=1 it is pass 1 alone (for a run that
 restarts between the passes).
 """
-import json
 import random
 import sys
+
+from make_seed_trace import write_passes  # beside this script
 
 TOKENS_PER_ID = 512  # a Mooncake hash id stands for 512 tokens
 
@@ -46,12 +47,7 @@ def main():
         next_id += len(ids) - len(shared)
         reqs.append({"input_length": prefix + q, "output_length": rng.randint(96, 256),
                      "hash_ids": ids})
-    with open(out, "w") as f:
-        t = 0
-        for _ in range(passes):
-            for r in reqs:
-                f.write(json.dumps(dict(timestamp=t, **r)) + "\n")
-                t += 10
+    write_passes(out, reqs, passes)
 
 
 if __name__ == "__main__":

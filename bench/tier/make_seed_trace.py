@@ -18,6 +18,16 @@ import sys
 TOKENS_PER_ID = 512  # a Mooncake hash id stands for 512 tokens
 
 
+def write_passes(out, reqs, passes):
+    """Writes `reqs` `passes` times, 10 ms apart, as Mooncake JSONL lines."""
+    with open(out, "w") as f:
+        t = 0
+        for _ in range(passes):
+            for r in reqs:
+                f.write(json.dumps(dict(timestamp=t, **r)) + "\n")
+                t += 10
+
+
 def main():
     out = sys.argv[1]
     n = int(sys.argv[2]) if len(sys.argv) > 2 else 64
@@ -36,12 +46,7 @@ def main():
         ids += list(range(next_id, next_id + tail_ids))
         next_id += tail_ids
         reqs.append({"input_length": prefix + tail, "output_length": 64, "hash_ids": ids})
-    with open(out, "w") as f:
-        t = 0
-        for _ in range(passes):
-            for r in reqs:
-                f.write(json.dumps(dict(timestamp=t, **r)) + "\n")
-                t += 10
+    write_passes(out, reqs, passes)
 
 
 if __name__ == "__main__":

@@ -33,6 +33,7 @@
 #include "poolrt/Kernels.h"
 #include "poolrt/SolvedLayout.h"
 #include "poolrt/Tier.h"
+#include "poolrt/TierTransfer.h"
 #include "poolrt/serve/TierDevice.h"
 
 #include <algorithm>
@@ -53,13 +54,7 @@ int fail(const std::string &m) {
   return 1;
 }
 
-double percentile(std::vector<double> v, double q) {
-  if (v.empty())
-    return 0;
-  std::sort(v.begin(), v.end());
-  size_t i = size_t(q * double(v.size() - 1) + 0.5);
-  return v[std::min(i, v.size() - 1)];
-}
+double percentile(const std::vector<double> &v, double q) { return latencyPercentile(v, q); }
 
 double us(Clock::time_point a, Clock::time_point b) {
   return std::chrono::duration<double, std::micro>(b - a).count();

@@ -56,9 +56,12 @@ struct Engine::Seq {
   int64_t tierDemand = 0;             // a boundary whose KV the tier has, not its state
   struct TierRestore {
     int64_t from = 0, to = 0;         // tokens: the HBM hit, the last boundary
-    std::vector<int64_t> boundaries;  // of the objects, in order
-    std::vector<TierBytes> objects;   // validated objects, shared with the tier
-    std::vector<TierObjectView> views; // into objects
+    struct Object {
+      int64_t boundary = 0; // tokens: where it ends
+      TierBytes bytes;      // validated, shared with the tier
+      TierObjectView view;  // into bytes
+    };
+    std::vector<Object> objects; // in boundary order
   };
   std::optional<TierRestore> tierRestore;
 };
@@ -818,11 +821,8 @@ Result<int64_t> Engine::tierAdmit(Seq &s, int64_t cached, bool mayWait) {
     // Loaded in an earlier pass that could not admit the request: the HBM
     // hit may have grown since; keep only what lies past it.
     Seq::TierRestore &R = *s.tierRestore;
-    while (!R.boundaries.empty() && R.boundaries.front() <= cached) {
-      R.boundaries.erase(R.boundaries.begin());
+    while (!R.objects.empty() && R.objects.front().boundary <= cached)
       R.objects.erase(R.objects.begin());
-      R.views.erase(R.views.begin());
-    }
     // The objects must start at or before the hit (it may have shrunk:
     // its blocks or checkpoint evicted), or blocks between would be left
     // unwritten and published.
@@ -830,7 +830,7 @@ Result<int64_t> Engine::tierAdmit(Seq &s, int64_t cached, bool mayWait) {
       s.tierRestore.reset();
       return cached;
     }
-    if (R.boundaries.front() - tierChunk_ > cached) {
+    if (R.objects.front().boundary - tierChunk_ > cached) {
       s.tierRestore.reset();
       return tierLookUpAgain(s, cached, mayWait);
     }
@@ -875,9 +875,7 @@ Result<int64_t> Engine::tierAdmit(Seq &s, int64_t cached, bool mayWait) {
       if (boundary <= cached)
         continue; // HBM caught up meanwhile
       bool checkpointed = !view.checkpoint.empty();
-      R.boundaries.push_back(boundary);
-      R.objects.push_back(std::move(g.bytes));
-      R.views.push_back(view);
+      R.objects.push_back({boundary, std::move(g.bytes), view});
       // A stateful hit ends at a boundary whose checkpoint is stored.
       if (!tierGeo_.stateful() || checkpointed)
         R.to = boundary;
@@ -885,16 +883,13 @@ Result<int64_t> Engine::tierAdmit(Seq &s, int64_t cached, bool mayWait) {
     // Objects past the last checkpointed one are not loaded, but they say
     // where a checkpoint is wanted: this request's forward is cut there
     // (tierCut), and its save stores that boundary with its state.
-    if (!R.boundaries.empty() && R.boundaries.back() > R.to)
-      s.tierDemand = R.boundaries.back();
-    while (!R.boundaries.empty() && R.boundaries.back() > R.to) {
-      R.boundaries.pop_back();
+    if (!R.objects.empty() && R.objects.back().boundary > R.to)
+      s.tierDemand = R.objects.back().boundary;
+    while (!R.objects.empty() && R.objects.back().boundary > R.to)
       R.objects.pop_back();
-      R.views.pop_back();
-    }
     if (R.objects.empty() || R.to <= cached)
       return cached; // nothing past the hit
-    if (R.boundaries.front() - chunk > cached)
+    if (R.objects.front().boundary - chunk > cached)
       return tierLookUpAgain(s, cached, mayWait); // a gap before the objects
     s.tierRestore = std::move(R);
     return s.tierRestore->to;
@@ -910,8 +905,9 @@ Result<int64_t> Engine::tierAdmit(Seq &s, int64_t cached, bool mayWait) {
   // on the transfer thread: the fetch's first key is the lookup, so a dead
   // or silent server makes this request wait, never the step.
   // A store still queued counts as held: the fetch reads its bytes.
-  if (tier_->local() && !transfer_->storing(keyAt(first).text())) {
-    TierResult held = tier_->contains(keyAt(first).text());
+  std::string firstKey = keyAt(first).text();
+  if (tier_->local() && !transfer_->storing(firstKey)) {
+    TierResult held = tier_->contains(firstKey);
     if (!held.ok()) {
       if (held.fault != TierFault::NotFound)
         ++counters_.tierLoadsFailed;
@@ -957,22 +953,22 @@ Status Engine::tierRestore(Seq &s) {
     return a;
   auto t0 = Clock::now();
   std::vector<TierDevice::KvLoad> loads;
-  for (size_t i = 0; i < R.views.size(); ++i) {
-    int64_t lastBlock = R.boundaries[i] / bs, firstBlock = lastBlock - cb;
+  for (const Seq::TierRestore::Object &o : R.objects) {
+    int64_t lastBlock = o.boundary / bs, firstBlock = lastBlock - cb;
     TierDevice::KvLoad l;
-    l.object = &R.views[i];
+    l.object = &o.view;
     l.skip = std::max<int64_t>(0, R.from / bs - firstBlock);
     for (int64_t j = firstBlock + l.skip; j < lastBlock; ++j)
       l.blockIds.push_back(r.blockTable[size_t(j)].value);
     loads.push_back(std::move(l));
-    counters_.tierBytesLoaded += int64_t(R.objects[i].size());
+    counters_.tierBytesLoaded += int64_t(o.bytes.size());
   }
   if (Status k = tierDevice_->loadKv(loads); !k.ok())
     return k;
   if (tierGeo_.stateful()) {
     // The checkpoint of the last boundary, into the request's own group:
     // the HBM hit's fork source (if any) is not needed any more.
-    Status k = tierDevice_->loadCheckpoint(R.views.back(), cache_->slotKernelId(r.state.group));
+    Status k = tierDevice_->loadCheckpoint(R.objects.back().view, cache_->slotKernelId(r.state.group));
     if (!k.ok())
       return k;
     r.state.forkSource = GroupId();

@@ -2,6 +2,7 @@
 
 #include "poolrt/TierTransfer.h"
 
+#include <algorithm>
 #include <iterator>
 
 namespace poolrt {
@@ -19,6 +20,14 @@ void sampleLatency(std::vector<double> &v, double us) {
     v.push_back(us);
   else
     v[size_t(us * 1000) % kMax] = us;
+}
+
+double latencyPercentile(std::vector<double> v, double q) {
+  if (v.empty())
+    return 0;
+  std::sort(v.begin(), v.end());
+  size_t i = size_t(q * double(v.size() - 1) + 0.5);
+  return v[std::min(i, v.size() - 1)];
 }
 
 TierTransfer::TierTransfer(TierBackend &backend, int64_t maxQueuedBytes)

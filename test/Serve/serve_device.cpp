@@ -88,12 +88,7 @@ int main(int argc, char **argv) {
                100 * x.stats.hit(), x.imageStores, x.imageRestores, x.forkCopies, e.model().accesses(), s);
   if (e.hasTier()) {
     TierLatencies lat = e.tierLatencyMicros();
-    auto pct = [](std::vector<double> v, double q) {
-      if (v.empty())
-        return 0.0;
-      std::sort(v.begin(), v.end());
-      return v[std::min(v.size() - 1, size_t(q * double(v.size() - 1) + 0.5))];
-    };
+    auto pct = latencyPercentile;
     int64_t full = x.stats.fullTokens;
     std::fprintf(stderr,
                  "serve_device tier %s: %" PRId64 " lookups, prompt tokens HBM %.1f%% / tier %.1f%% "

@@ -61,13 +61,7 @@ int fail(const std::string &msg) {
   return 1;
 }
 
-double percentile(std::vector<double> v, double p) {
-  if (v.empty())
-    return 0;
-  std::sort(v.begin(), v.end());
-  size_t i = size_t(p * double(v.size() - 1) + 0.5);
-  return v[std::min(i, v.size() - 1)];
-}
+double percentile(const std::vector<double> &v, double p) { return latencyPercentile(v, p); }
 
 /// A tier spec with a Redis password replaced by "***".
 std::string redactTierSpec(std::string spec) {

@@ -43,6 +43,8 @@ struct TierTransferCounters {
 /// Latency samples: the first 4,096 kept, then each new one replaces a
 /// slot, so memory and the copy a scrape makes stay bounded.
 void sampleLatency(std::vector<double> &v, double us);
+/// The q-quantile (0..1) of latency samples, nearest rank; 0 when empty.
+double latencyPercentile(std::vector<double> v, double q);
 
 class TierTransfer {
 public:
