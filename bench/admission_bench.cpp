@@ -81,11 +81,14 @@ void admission(benchmark::State &state, bool firstAttempt, bool stateful) {
 // The hashing a first admission pays, against raw XXH64 over the same
 // bytes (the prompt's int64 token ids) in the same run:
 //   raw_xxh64   one XXH64 call over all of them (the roofline);
-//   chain       the chained block hashes (poolrt::hashBlocks), where each
-//               block's XXH64 starts from its parent's: a serial chain of
-//               2,048 short hashes at block 16;
+//   chain       the chained block hashes (poolrt::hashBlocks) under the
+//               reference's scheme (xxh64: each block's XXH64 starts from
+//               its parent's bytes) and the default one (xxh3: the parent
+//               is the seed): a serial chain of 2,048 links at block 16;
 //   prints      the collision fingerprints (tokenPrint, XXH3 of each
-//               block's ids as int32), independent per block.
+//               block's ids as int32), independent per block. Admission
+//               computes them only for the blocks the index holds, so a
+//               first admission pays the chain alone.
 std::vector<int64_t> promptTokens(int64_t tokens) {
   std::vector<int64_t> t(static_cast<size_t>(tokens));
   for (int64_t i = 0; i < tokens; ++i)
@@ -100,12 +103,12 @@ void rawXxh64(benchmark::State &state) {
   state.SetBytesProcessed(int64_t(state.iterations()) * int64_t(t.size() * 8));
 }
 
-void chain(benchmark::State &state) {
+void chain(benchmark::State &state, HashScheme scheme) {
   auto t = promptTokens(state.range(0));
   size_t bs = size_t(state.range(1)), n = t.size() / bs;
   std::vector<BlockHash> out(n);
   for (auto _ : state) {
-    hashBlocks(std::nullopt, t.data(), bs, n, out.data());
+    hashBlocks(scheme, std::nullopt, t.data(), bs, n, out.data());
     benchmark::DoNotOptimize(out.data());
   }
   state.SetBytesProcessed(int64_t(state.iterations()) * int64_t(t.size() * 8));
@@ -130,7 +133,8 @@ void prints(benchmark::State &state) {
 } // namespace
 
 BENCHMARK(rawXxh64)->Name("hash/raw_xxh64")->Arg(32768);
-BENCHMARK(chain)->Name("hash/chain")->Args({32768, 16})->Args({32768, 256});
+BENCHMARK_CAPTURE(chain, xxh64, HashScheme::Xxh64)->Name("hash/chain_xxh64")->Args({32768, 16})->Args({32768, 256});
+BENCHMARK_CAPTURE(chain, xxh3, HashScheme::Xxh3)->Name("hash/chain_xxh3")->Args({32768, 16})->Args({32768, 256});
 BENCHMARK(prints)->Name("hash/prints")->Args({32768, 16})->Args({32768, 256});
 
 BENCHMARK_CAPTURE(admission, stateless_first, true, false)

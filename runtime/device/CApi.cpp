@@ -229,12 +229,15 @@ poolrt_status poolrt_block_pool_publish(poolrt_block_pool *p, int32_t b,
   });
 }
 
-uint64_t poolrt_hash_block(int hasParent, uint64_t parent, const int64_t *tokens,
-                           size_t n) {
+uint64_t poolrt_hash_block(int scheme, int hasParent, uint64_t parent,
+                           const int64_t *tokens, size_t n) {
+  if ((scheme != POOLRT_HASH_XXH3 && scheme != POOLRT_HASH_XXH64) || (!tokens && n > 0))
+    return kNoHash;
   std::optional<BlockHash> p;
   if (hasParent)
     p = parent;
-  return hashBlock(p, tokens, n);
+  return hashBlock(scheme == POOLRT_HASH_XXH64 ? HashScheme::Xxh64 : HashScheme::Xxh3, p,
+                   tokens, n);
 }
 
 //===--- Devices, the arena, the kernels ----------------------------------===//
@@ -351,12 +354,20 @@ poolrt_status poolrt_arena_synchronize(poolrt_arena *arena, char *err, size_t le
 //===--- The cache manager ------------------------------------------------===//
 
 poolrt_status poolrt_cache_create(const poolrt_artifact *a, int64_t interval,
-                                  int prefixCaching, poolrt_cache **out,
-                                  char *err, size_t len) {
+                                  int prefixCaching, int scheme,
+                                  poolrt_cache **out, char *err, size_t len) {
   return guarded(err, len, [&]() -> poolrt_status {
     if (!a || !out)
       return report(Error::invalid("poolrt_cache_create: null argument"), err, len);
-    auto cfg = cacheManagerConfig(a->layout, CachePolicy{interval, prefixCaching != 0});
+    if (scheme != POOLRT_HASH_XXH3 && scheme != POOLRT_HASH_XXH64)
+      return report(Error::invalid("poolrt_cache_create: hash scheme " +
+                                   std::to_string(int(scheme)) +
+                                   " is neither POOLRT_HASH_XXH3 nor POOLRT_HASH_XXH64"),
+                    err, len);
+    auto cfg = cacheManagerConfig(
+        a->layout, CachePolicy{interval, prefixCaching != 0,
+                               scheme == POOLRT_HASH_XXH64 ? HashScheme::Xxh64
+                                                           : HashScheme::Xxh3});
     if (!cfg.ok())
       return report(cfg.error(), err, len);
     auto m = CacheManager::create(*cfg);

@@ -76,6 +76,11 @@ CacheManager::create(const CacheManagerConfig &c) {
   std::unique_ptr<CacheManager> m(new CacheManager());
   m->blockSize_ = c.blockSize;
   m->prefixCaching_ = c.policy.prefixCaching;
+  if (c.policy.hashScheme != HashScheme::Xxh3 && c.policy.hashScheme != HashScheme::Xxh64)
+    return Error::invalid("cache policy: hash scheme " +
+                          std::to_string(int(c.policy.hashScheme)) +
+                          " is neither xxh3 nor xxh64");
+  m->hashScheme_ = c.policy.hashScheme;
   std::optional<int64_t> maxBlocks;
   if (c.boundary) {
     const PoolBoundaryGeometry &g = *c.boundary;
@@ -395,7 +400,7 @@ int64_t CacheManager::ensureHashes(const Request &r, int64_t n) const {
     std::optional<BlockHash> parent = saltRoot(r.cacheSalt);
     if (have > 0)
       parent = cache[have - 1];
-    poolrt::hashBlocks(parent, r.tokens.data() + have * size_t(blockSize_),
+    poolrt::hashBlocks(hashScheme_, parent, r.tokens.data() + have * size_t(blockSize_),
                        size_t(blockSize_), size_t(n) - have, cache.data() + have);
   }
   return n;
@@ -572,15 +577,17 @@ Admission CacheManager::admission(Request &r) {
   // block to produce logits.
   int64_t candidates = ensureHashes(r, std::max<int64_t>(0, nHash - 1));
   const std::vector<BlockHash> &cache = r.hashCache;
-  ensurePrints(r, candidates);
-  const std::vector<uint64_t> &prints = r.printCache;
   size_t hbs = size_t(hashBlockSize());
-  // The indexed prefix, with the collision check: the stored tokens must be
-  // this block's tokens (by fingerprint, see tokenPrint). The scratch keeps
-  // its capacity: no allocation per admission once it has grown.
+  // The indexed prefix, then the collision check over what was found: the
+  // stored tokens must be this block's tokens (by fingerprint, see
+  // tokenPrint). Fingerprints are computed only for found blocks, so a
+  // first admission hashes the chain alone. The scratch keeps its
+  // capacity: no allocation per admission once it has grown.
   hitScratch_.resize(size_t(candidates));
-  int64_t compressed = int64_t(blocks_->lookupRun(
-      cache.data(), prints.data(), hbs, size_t(candidates), hitScratch_.data()));
+  size_t found = blocks_->indexedRun(cache.data(), size_t(candidates), hitScratch_.data());
+  ensurePrints(r, int64_t(found));
+  int64_t compressed = int64_t(
+      blocks_->printsMatchRun(hitScratch_.data(), r.printCache.data(), hbs, found));
   hitScratch_.resize(size_t(compressed));
   // Every consumer reads at most `compressed` entries: no copy needed.
   const std::vector<BlockHash> &all = cache;
@@ -822,7 +829,7 @@ Status CacheManager::hashBlocks(Request &r, int64_t numNew,
   toks.resize(size_t(hbs));
   for (int64_t i = start; i < end; ++i) {
     const int64_t *t = r.tokens.data() + i * hbs;
-    last = hashBlock(parent, t, size_t(hbs));
+    last = hashBlock(hashScheme_, parent, t, size_t(hbs));
     for (int64_t k = 0; k < hbs; ++k)
       toks[size_t(k)] = int32_t(t[k]);
     Status s = blocks_->publish(r.blockTable[size_t(i)], last, toks.data(), toks.size());

@@ -59,6 +59,14 @@ template <typename T> T takeArtifact(Result<T> r) {
   return r.take();
 }
 
+/// A hash scheme by name ("xxh3", "xxh64"); InvalidArgument otherwise.
+inline HashScheme schemeArg(const std::string &name) {
+  std::optional<HashScheme> s = parseHashScheme(name);
+  if (!s)
+    raise(Error::invalid("hash scheme '" + name + "' is neither 'xxh3' nor 'xxh64'"));
+  return *s;
+}
+
 inline std::string typeName(py::handle h) {
   return py::str(py::type::handle_of(h).attr("__name__"));
 }

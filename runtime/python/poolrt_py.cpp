@@ -128,13 +128,17 @@ void bindArtifactFunctions(py::module_ &m) {
      "Write a .poolpack container of [(name, bytes)] sections atomically "
      "(checksummed; the contents are not checked: read_artifact does that)");
 
-  m.def("hash_block", [](py::object parent, const std::vector<int64_t> &tokens) {
+  m.def("hash_block", [](py::object parent, const std::vector<int64_t> &tokens,
+                         const std::string &scheme) {
     std::optional<BlockHash> p;
     if (!parent.is_none())
       p = parent.cast<BlockHash>();
-    return hashBlock(p, tokens.data(), tokens.size());
-  }, py::arg("parent"), py::arg("tokens"),
-     "Chained XXH64 of one hash block (parent None for the first)");
+    return hashBlock(schemeArg(scheme), p, tokens.data(), tokens.size());
+  }, py::arg("parent"), py::arg("tokens"), py::arg("scheme") = "xxh3",
+     "The chained hash of one hash block (parent None for the first) under a "
+     "scheme: 'xxh3' (the default: XXH3-64 of the ids as int64 LE seeded with "
+     "the parent) or 'xxh64' (the reference's chain). Raises InvalidArgument "
+     "for another scheme.");
 }
 
 void bindAdmission(py::module_ &m) {
@@ -374,7 +378,7 @@ PoolBoundaryGeometry boundaryArg(py::object boundary) {
 std::unique_ptr<CacheManager>
 makeCacheManager(int64_t blockSize, int64_t numBlocks, int64_t numGroups,
                  StateTransfer transfer, int64_t interval, bool prefixCaching,
-                 py::object boundary) {
+                 py::object boundary, const std::string &scheme) {
   CacheManagerConfig c;
   if (!boundary.is_none())
     c.boundary = boundaryArg(boundary);
@@ -384,6 +388,7 @@ makeCacheManager(int64_t blockSize, int64_t numBlocks, int64_t numGroups,
   c.transfer = transfer;
   c.policy.checkpointIntervalTokens = interval;
   c.policy.prefixCaching = prefixCaching;
+  c.policy.hashScheme = schemeArg(scheme);
   return take(CacheManager::create(c));
 }
 
@@ -507,6 +512,7 @@ know), ``StateError`` (misuse of a request's life cycle), ``OutOfBlocks`` /
            py::arg("block_size"), py::arg("num_blocks"), py::arg("num_groups") = 0,
            py::arg("transfer") = StateTransfer::none(), py::arg("interval") = kDefaultCheckpointInterval,
            py::arg("prefix_caching") = true, py::arg("boundary") = py::none(),
+           py::arg("hash_scheme") = "xxh3",
            "A cache manager from explicit counts (tests, experiments; "
            "from_artifact reads them from a compiled model).\n\n"
            "Args:\n"
@@ -518,26 +524,32 @@ know), ``StateError`` (misuse of a request's life cycle), ``OutOfBlocks`` /
            "    interval: the checkpoint ladder's interval in tokens (0: off).\n"
            "    prefix_caching: False turns the hash index off.\n"
            "    boundary: {envelope_rows, slot_rows, plane_rows, slot_positions, "
-           "max_blocks} of a row-space artifact, to allow move_boundary.\n\n"
+           "max_blocks} of a row-space artifact, to allow move_boundary.\n"
+           "    hash_scheme: the prefix hashes' chain, 'xxh3' or 'xxh64' (the "
+           "reference's; see hash_block).\n\n"
            "Raises:\n"
-           "    InvalidArgument: a count out of range, a negative interval.")
+           "    InvalidArgument: a count out of range, a negative interval, an "
+           "unknown hash scheme.")
       .def_static("from_artifact", [](const std::string &path, int64_t interval,
-                                      bool prefixCaching) {
+                                      bool prefixCaching, const std::string &scheme) {
+        HashScheme hs = schemeArg(scheme);
         Artifact a = takeArtifact(readArtifactFile(path));
         CacheManagerConfig c =
-            take(cacheManagerConfig(a, CachePolicy{interval, prefixCaching}));
+            take(cacheManagerConfig(a, CachePolicy{interval, prefixCaching, hs}));
         return take(CacheManager::create(c));
       }, py::arg("path"), py::arg("interval") = kDefaultCheckpointInterval, py::arg("prefix_caching") = true,
+         py::arg("hash_scheme") = "xxh3",
          "A cache manager with every count (blocks, groups, transfer, PAGE-unit "
          "checkpoints, boundary rows) read from a .poolpack.\n\n"
          "Args:\n"
          "    path: the artifact (poolc --targets ... -o model.poolpack).\n"
          "    interval: the checkpoint ladder's interval in tokens, snapped to a "
          "multiple of the block size (0: off).\n"
-         "    prefix_caching: False turns the hash index off.\n\n"
+         "    prefix_caching: False turns the hash index off.\n"
+         "    hash_scheme: 'xxh3' or 'xxh64' (see hash_block).\n\n"
          "Raises:\n"
          "    CorruptArtifact: the file does not read or verify.\n"
-         "    InvalidArgument: a negative interval.")
+         "    InvalidArgument: a negative interval, an unknown hash scheme.")
       .def("move_boundary", [](CacheManager &m, int64_t target, py::list live) {
         std::vector<Request *> ptrs;
         for (size_t i = 0; i < live.size(); ++i)
@@ -558,6 +570,9 @@ know), ``StateError`` (misuse of a request's life cycle), ``OutOfBlocks`` /
          "Raises:\n"
          "    InvalidArgument: a target outside [0, slot_positions], a request "
          "listed twice or not live.")
+      .def_property_readonly("hash_scheme",
+                             [](const CacheManager &m) { return std::string(hashSchemeName(m.hashScheme())); },
+                             "The prefix hashes' chain: 'xxh3' or 'xxh64'")
       .def_property_readonly("interval", &CacheManager::interval,
                              "The checkpoint ladder's interval in tokens after snapping "
                              "to a multiple of block_size (0: the ladder is off)")

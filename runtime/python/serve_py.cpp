@@ -156,7 +156,7 @@ void bindServe(py::module_ &m) {
                        int64_t acceptPercent, uint64_t seed, int64_t interval,
                        bool prefixCaching, int64_t maxModelLen, bool referenceModel,
                        bool elasticBoundary, int64_t boundaryChurn,
-                       const std::string &modelKernel) {
+                       const std::string &modelKernel, const std::string &scheme) {
              auto p = std::make_unique<PyEngine>();
              Artifact a = takeArtifact(readArtifactFile(artifact));
              p->device = take(openDevice(device));
@@ -168,6 +168,7 @@ void bindServe(py::module_ &m) {
              o.seed = seed;
              o.policy.checkpointIntervalTokens = interval;
              o.policy.prefixCaching = prefixCaching;
+             o.policy.hashScheme = schemeArg(scheme);
              o.maxModelLen = maxModelLen;
              o.runModel = referenceModel;
              o.elasticBoundary = elasticBoundary;
@@ -183,9 +184,11 @@ void bindServe(py::module_ &m) {
            py::arg("prefix_caching") = true, py::arg("max_model_len") = 0,
            py::arg("reference_model") = true, py::arg("elastic_boundary") = true,
            py::arg("boundary_churn") = 0, py::arg("model_kernel") = "",
+           py::arg("hash_scheme") = "xxh3",
            "Load a .poolpack on a backend (host, cuda, hip); every count from the artifact. "
            "model_kernel: a compiled model kernel (libpoolmodel-MODEL.so, built against "
-           "this artifact's header) to forward through instead of the reference model")
+           "this artifact's header) to forward through instead of the reference model. "
+           "hash_scheme: the prefix hashes' chain, 'xxh3' or 'xxh64' (the reference's)")
       .def("submit", [](PyEngine &p, py::handle requests) { submitTrace(p, requestsArg(requests)); },
            py::arg("requests"),
            "Queue requests: a list of dicts {prompt: [int], max_output: int, name: str, "

@@ -55,9 +55,42 @@ def test_backends():
 
 
 def test_hash_chain_vector():
-    h0 = poolrt.hash_block(None, [0, 1, 2, 3])
+    # The reference's chain (vector hash_chain).
+    h0 = poolrt.hash_block(None, [0, 1, 2, 3], scheme="xxh64")
     assert h0 == 15419903723500502158
-    assert poolrt.hash_block(h0, [4, 5, 6, 7]) == 13855164289028113800
+    assert poolrt.hash_block(h0, [4, 5, 6, 7], scheme="xxh64") == 13855164289028113800
+
+
+def test_hash_chain_default_is_seeded_xxh3():
+    # XXH3-64 of the ids as int64 LE, seeded with the parent (0 first); the
+    # values are the xxhash library's own for the same bytes and seeds.
+    h0 = poolrt.hash_block(None, [0, 1, 2, 3])
+    assert h0 == 3351146345649969386
+    assert poolrt.hash_block(h0, [4, 5, 6, 7]) == 16070428996067408666
+    with pytest.raises(poolrt.InvalidArgument, match="hash scheme 'md5'"):
+        poolrt.hash_block(None, [1], scheme="md5")
+
+
+@pytest.mark.parametrize("scheme", ["xxh3", "xxh64"])
+def test_manager_publishes_its_scheme(scheme):
+    # The manager's prefix hashes are hash_block's under its scheme, and a
+    # prompt's second admission hits under either.
+    m = poolrt.CacheManager(block_size=4, num_blocks=16, hash_scheme=scheme)
+    assert m.hash_scheme == scheme
+    prompt = list(range(100, 113))
+    r = poolrt.Request(prompt, id=1)
+    h0 = poolrt.hash_block(None, prompt[0:4], scheme=scheme)
+    h1 = poolrt.hash_block(h0, prompt[4:8], scheme=scheme)
+    assert m.prefix_hashes(r, 2) == [h0, h1]
+    m.allocate(r, m.can_allocate(r))
+    m.hash_blocks(r, len(prompt))
+    m.deallocate(r)
+    again = poolrt.Request(prompt, id=2)
+    assert m.can_allocate(again) == 3
+    other = "xxh64" if scheme == "xxh3" else "xxh3"
+    assert poolrt.hash_block(None, prompt[0:4], scheme=other) != h0
+    with pytest.raises(poolrt.InvalidArgument, match="hash scheme"):
+        poolrt.CacheManager(block_size=4, num_blocks=16, hash_scheme="sha1")
 
 
 def test_demand_then_hit():

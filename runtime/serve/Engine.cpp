@@ -198,9 +198,12 @@ Result<std::unique_ptr<Engine>> Engine::create(const Artifact &artifact,
       return Error::invalid("tier: the model's state cannot be checkpointed (a STATE "
                             "class with transfer none): a tier hit could not restore it");
     e->tierChunk_ = chunk;
-    // Objects of another namespace (weights) or chunk size are another
-    // space: both go into the fingerprint the keys and headers carry.
-    std::string space = options.tierNamespace + "/" + std::to_string(chunk / bs);
+    // Objects of another namespace (weights), chunk size or hash scheme
+    // are another space: all go into the fingerprint the keys and headers
+    // carry (the keys are prefix hashes: under another scheme the same
+    // bytes would name another prefix).
+    std::string space = options.tierNamespace + "/" + std::to_string(chunk / bs) + "/" +
+                        hashSchemeName(e->cache_->hashScheme());
     e->tierGeo_.layoutFingerprint = XXH64(space.data(), space.size(), L.layoutFingerprint);
     auto td = TierDevice::create(L, device, *e->launcher_, e->arena_->base(), e->tierGeo_,
                                  chunk / bs);
@@ -1069,7 +1072,8 @@ double ceilingHitRate(const Trace &trace, const std::vector<RequestOutcome> &out
     full[i].insert(full[i].end(), out[i].output.begin(), out[i].output.end());
     int64_t nFull = int64_t(full[i].size()) / hbs;
     for (int64_t b = 0; b < nFull; ++b) {
-      BlockHash h = hashBlock(parent, full[i].data() + b * hbs, size_t(hbs));
+      // Prefix equality only: any chain gives the same ceiling.
+      BlockHash h = hashBlock(HashScheme::Xxh3, parent, full[i].data() + b * hbs, size_t(hbs));
       if (hitting && b < candidates && seen.count(h))
         ++blocks;
       else

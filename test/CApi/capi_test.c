@@ -64,8 +64,15 @@ int main(int argc, char **argv) {
   EXPECT(poolrt_block_pool_allocate(p, b, err, sizeof err) == POOLRT_OK);
   int64_t toks[4] = {0, 1, 2, 3};
   int32_t toks32[4] = {0, 1, 2, 3};
-  uint64_t h = poolrt_hash_block(0, 0, toks, 4);
-  EXPECT(h == 15419903723500502158ull);
+  /* The reference's chain, then the default one (XXH3-64 of the ids as
+   * int64 LE, seeded with the parent: 0 for the first block). */
+  EXPECT(poolrt_hash_block(POOLRT_HASH_XXH64, 0, 0, toks, 4) == 15419903723500502158ull);
+  uint64_t h = poolrt_hash_block(POOLRT_HASH_XXH3, 0, 0, toks, 4);
+  EXPECT(h == 3351146345649969386ull);
+  int64_t next[4] = {4, 5, 6, 7};
+  EXPECT(poolrt_hash_block(POOLRT_HASH_XXH3, 1, h, next, 4) == 16070428996067408666ull);
+  EXPECT(poolrt_hash_block(7, 0, 0, toks, 4) == UINT64_MAX);
+  EXPECT(poolrt_hash_block(POOLRT_HASH_XXH3, 0, 0, NULL, 4) == UINT64_MAX);
   EXPECT(poolrt_block_pool_publish(p, b, h, toks32, 4, err, sizeof err) == POOLRT_OK);
   EXPECT(poolrt_block_pool_lookup(p, h) == b);
   EXPECT(poolrt_block_pool_free(p, b, err, sizeof err) == POOLRT_OK);
@@ -98,9 +105,11 @@ int main(int argc, char **argv) {
       printf("%s\n", err);
     }
     poolrt_cache *refused = NULL;
-    EXPECT(poolrt_cache_create(v4, -1, 1, &refused, err, sizeof err) == POOLRT_INVALID_ARGUMENT);
+    EXPECT(poolrt_cache_create(v4, -1, 1, POOLRT_HASH_XXH3, &refused, err, sizeof err) == POOLRT_INVALID_ARGUMENT);
     EXPECT(refused == NULL && strstr(err, "checkpoint interval must be >= 0") != NULL);
-    EXPECT(poolrt_cache_create(v4, 1024, 1, &cache, err, sizeof err) == POOLRT_OK);
+    EXPECT(poolrt_cache_create(v4, 1024, 1, 2, &refused, err, sizeof err) == POOLRT_INVALID_ARGUMENT);
+    EXPECT(refused == NULL && strstr(err, "hash scheme 2") != NULL);
+    EXPECT(poolrt_cache_create(v4, 1024, 1, POOLRT_HASH_XXH3, &cache, err, sizeof err) == POOLRT_OK);
     if (cache && arena) {
       int32_t groups0 = poolrt_cache_num_groups(cache);
       int32_t blocks0 = poolrt_cache_num_blocks(cache);

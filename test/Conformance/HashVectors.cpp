@@ -16,7 +16,7 @@ void runHashChain(const json::Object &in, const json::Value &expV) {
   std::optional<BlockHash> parent;
   for (const json::Value &b : *in.getArray("blocks")) {
     std::vector<int64_t> tokens = intList(b);
-    chain.push_back(hashBlock(parent, tokens.data(), tokens.size()));
+    chain.push_back(hashBlock(HashScheme::Xxh64, parent, tokens.data(), tokens.size()));
     parent = chain.back();
   }
   // Digests pass 2^63: compare through their unsigned text.
@@ -35,17 +35,17 @@ void runHashChain(const json::Object &in, const json::Value &expV) {
     EXPECT_EQ(std::string(buf), str(hex[i]));
   }
   int64_t seven = 7;
-  EXPECT_EQ(hashBlock(std::nullopt, &seven, 1), u64(*exp.get("single_token_7")));
-  EXPECT_EQ(hashBlock(std::nullopt, nullptr, 0), u64(*exp.get("empty_block")));
+  EXPECT_EQ(hashBlock(HashScheme::Xxh64, std::nullopt, &seven, 1), u64(*exp.get("single_token_7")));
+  EXPECT_EQ(hashBlock(HashScheme::Xxh64, std::nullopt, nullptr, 0), u64(*exp.get("empty_block")));
   int64_t t123[] = {1, 2, 3};
-  EXPECT_EQ(hashBlock(std::nullopt, t123, 3), u64(*exp.get("tokens_1_2_3_noparent")));
+  EXPECT_EQ(hashBlock(HashScheme::Xxh64, std::nullopt, t123, 3), u64(*exp.get("tokens_1_2_3_noparent")));
   // The batch form chains the same way.
   std::vector<int64_t> all;
   for (const json::Value &b : *in.getArray("blocks"))
     for (int64_t t : intList(b))
       all.push_back(t);
   BlockHash out[3];
-  hashBlocks(std::nullopt, all.data(), 4, 3, out);
+  hashBlocks(HashScheme::Xxh64, std::nullopt, all.data(), 4, 3, out);
   EXPECT_EQ(out[2], chain[2]);
 }
 

@@ -58,7 +58,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   char err[256];
   poolrt_cache *cache = nullptr;
   int64_t interval = in.small(4) * 64;
-  if (poolrt_cache_create(gArtifact, interval, in.byte() & 1, &cache, err,
+  int prefixCaching = in.byte() & 1;
+  if (poolrt_cache_create(gArtifact, interval, prefixCaching, in.byte() % 3, &cache, err,
                           sizeof err) != 0)
     return 0;
   std::vector<poolrt_request *> reqs;

@@ -275,6 +275,27 @@ def test_prefix_trace_hit_rate_against_its_ceiling(v4, tmp_path):
     assert runs["on"][0] == runs["off"][0], "outputs differ with the cache on and off"
 
 
+def test_hash_schemes_serve_alike(v4, tmp_path):
+    # The chain names prefixes; which one names them changes no decision:
+    # the reference's xxh64 and the default xxh3 give the same outputs and
+    # the same hits, and the summary says which ran.
+    runs = {}
+    for scheme in ["xxh3", "xxh64"]:
+        out, summary = tmp_path / (scheme + ".jsonl"), tmp_path / (scheme + ".json")
+        serve("multi-turn:conversations=6,turns=3,system-tokens=300", "--artifact", v4,
+              "--checkpoint-interval", "256", "--block-hash", scheme,
+              "--outputs", str(out), "--summary", str(summary))
+        runs[scheme] = (out.read_bytes(), json.load(open(summary)))
+    assert runs["xxh3"][1]["block_hash"] == "xxh3"
+    assert runs["xxh64"][1]["block_hash"] == "xxh64"
+    assert runs["xxh3"][0] == runs["xxh64"][0]
+    assert runs["xxh3"][1]["hit_rate"] > 0
+    assert runs["xxh3"][1]["hit_rate"] == runs["xxh64"][1]["hit_rate"]
+    p = serve("multi-turn:conversations=2,turns=1", "--artifact", v4, "--block-hash", "md5",
+              check=False)
+    assert p.returncode != 0 and "--block-hash" in p.stderr, p.stderr
+
+
 # --- the same engine from Python (poolrt.ServeEngine) -----------------------
 
 def test_python_steps_the_ladder_walk():

@@ -608,6 +608,19 @@ TEST(BlockPoolIndex, LookupRunAndClaimIndexedRunStopAtTheFirstMiss) {
   // A different token count per block is a miss too.
   EXPECT_EQ(pool.lookupRun(h.data(), prints.data(), 3, 4, out.data()), 0u);
 
+  // The two halves agree with it: all four hashes are indexed, and the
+  // fingerprints stop the run at block 2 (and at 0 for another count).
+  std::vector<BlockId> found(5);
+  std::vector<BlockHash> h5 = {11, 22, 33, 44, 55};
+  EXPECT_EQ(pool.indexedRun(h5.data(), 5, found.data()), 4u);
+  for (int b = 0; b < 4; ++b)
+    EXPECT_EQ(found[size_t(b)], BlockId(b));
+  EXPECT_EQ(pool.printsMatchRun(found.data(), prints.data(), 2, 4), 2u);
+  EXPECT_EQ(pool.printsMatchRun(found.data(), prints.data(), 3, 4), 0u);
+  EXPECT_EQ(pool.printsMatchRun(found.data(), prints.data(), 2, 0), 0u);
+  std::vector<BlockHash> missFirst = {99, 11};
+  EXPECT_EQ(pool.indexedRun(missFirst.data(), 2, found.data()), 0u);
+
   // Claims in order while each id is indexed under its hash: the cached
   // block 0 becomes held, block 1 gains a reference; block 5 (never
   // published) stops the run and is left as it was.

@@ -119,7 +119,7 @@ struct Req {
       std::optional<BlockHash> parent;
       if (k > 0)
         parent = chain.back();
-      chain.push_back(hashBlock(parent, r.tokens.data() + k * kBlockSize,
+      chain.push_back(hashBlock(HashScheme::Xxh3, parent, r.tokens.data() + k * kBlockSize,
                                 size_t(kBlockSize)));
     }
     return chain[size_t(i)];

@@ -71,10 +71,10 @@ TEST(CacheSalt, UnsaltedRequestsShareAsBefore) {
 
 TEST(CacheSalt, TheSaltChangesEveryHashOfTheChain) {
   std::vector<int64_t> t(8, 7);
-  BlockHash plain = hashBlock(std::nullopt, t.data(), 8);
-  BlockHash salted = hashBlock(saltRoot("x"), t.data(), 8);
+  BlockHash plain = hashBlock(HashScheme::Xxh3, std::nullopt, t.data(), 8);
+  BlockHash salted = hashBlock(HashScheme::Xxh3, saltRoot("x"), t.data(), 8);
   EXPECT_NE(plain, salted);
-  EXPECT_NE(hashBlock(plain, t.data(), 8), hashBlock(salted, t.data(), 8));
+  EXPECT_NE(hashBlock(HashScheme::Xxh3, plain, t.data(), 8), hashBlock(HashScheme::Xxh3, salted, t.data(), 8));
   EXPECT_FALSE(saltRoot("").has_value());
   EXPECT_NE(*saltRoot("x"), *saltRoot("y"));
 }

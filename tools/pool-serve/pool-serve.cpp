@@ -52,6 +52,7 @@ struct Args {
   int64_t prefixOutputTokens = 16, maxModelLen = 0, lingerMs = 0, boundaryChurn = 0;
   uint64_t seed = 1;
   std::string progress = "auto";
+  std::string blockHash = "xxh3";
   std::string tier, tierNamespace;
   int64_t tierChunk = 0, tierDeadlineMs = 2000;
 };
@@ -89,6 +90,7 @@ std::string summaryJson(const Args &a, const RankSet &set, const Trace &trace,
   j["trace"] = {{"source", trace.source}, {"format", trace.format},
                 {"requests", trace.requests.size()}};
   j["prefix_cache"] = !a.noPrefixCache;
+  j["block_hash"] = a.blockHash;
   j["checkpoint_interval_tokens"] = e.layout().geometry.blockSize > 0 ? a.interval : 0;
   j["num_spec"] = a.numSpec;
   j["max_num_seqs"] = e.maxNumSeqs();
@@ -297,6 +299,7 @@ int replay(const Args &a) {
   o.acceptPercent = a.acceptPercent;
   o.seed = a.seed;
   o.policy.prefixCaching = !a.noPrefixCache;
+  o.policy.hashScheme = *parseHashScheme(a.blockHash); // CLI11 checked the name
   o.policy.checkpointIntervalTokens = a.interval;
   o.maxModelLen = a.maxModelLen;
   o.elasticBoundary = !a.fixedBoundary;
@@ -396,6 +399,10 @@ int main(int argc, char **argv) {
   rep->add_option("--device", a.device, "host, cuda or hip")
       ->check(CLI::IsMember({"host", "cuda", "hip"}));
   rep->add_flag("--no-prefix-cache", a.noPrefixCache, "run every request cold");
+  rep->add_option("--block-hash", a.blockHash,
+                  "the prefix hashes' chain (specs/block-hash.md): xxh3 (default) or "
+                  "xxh64, the reference's, for hashes an engine computes its way")
+      ->check(CLI::IsMember({"xxh3", "xxh64"}));
   rep->add_option("--tier", a.tier,
                   "offload tier (specs/tier.md): host:SIZE, disk:DIR:SIZE, "
                   "host:SIZE+disk:DIR:SIZE or redis://[:PASSWORD@]HOST:PORT");

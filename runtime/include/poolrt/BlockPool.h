@@ -208,6 +208,15 @@ public:
   /// out[0..k). One pass, one metadata line per block, no allocation.
   inline size_t lookupRun(const BlockHash *hashes, const uint64_t *prints,
                           size_t count, size_t n, BlockId *out) const;
+  /// lookupRun in two halves, for a caller whose fingerprints are not yet
+  /// computed: indexedRun finds how many of hashes[0..n) are indexed, in
+  /// order (ids to out[0..k)); printsMatchRun then says how many of those
+  /// k blocks hold `count` tokens with fingerprint prints[i]. Admission
+  /// computes the fingerprints only for the k found blocks (none on a
+  /// first admission).
+  inline size_t indexedRun(const BlockHash *hashes, size_t n, BlockId *out) const;
+  inline size_t printsMatchRun(const BlockId *ids, const uint64_t *prints,
+                               size_t count, size_t k) const;
   /// Claim ids[0..n) in order while each is indexed under hashes[i] and
   /// held or cached (what lookupRun found, if nothing moved since); returns
   /// how many it claimed. The first one that is not stops it, untouched,
@@ -469,6 +478,32 @@ inline size_t BlockPool::lookupRun(const BlockHash *hashes, const uint64_t *want
     out[i] = BlockId(b);
   }
   return n;
+}
+
+inline size_t BlockPool::indexedRun(const BlockHash *hashes, size_t n,
+                                    BlockId *out) const {
+  const int32_t limit = numBlocks_;
+  for (size_t i = 0; i < n; ++i) {
+    int32_t b = index.find(hashes[i], keyOf());
+    if (b < 0 || b >= limit)
+      return i;
+    out[i] = BlockId(b);
+  }
+  return n;
+}
+
+inline size_t BlockPool::printsMatchRun(const BlockId *ids, const uint64_t *want,
+                                        size_t count, size_t k) const {
+  const Meta *md = meta.data();
+  for (size_t i = 0; i < k; ++i) {
+    int32_t b = ids[i].value;
+    if (b < 0 || b >= numBlocks_)
+      return i;
+    const Meta &m = md[b];
+    if (!m.hasTokens || m.printCount != count || m.print != want[i])
+      return i;
+  }
+  return k;
 }
 
 inline size_t BlockPool::claimIndexedRun(const BlockId *ids, const BlockHash *hashes,

@@ -200,6 +200,9 @@ struct CachePolicy {
   /// rather than read it as 0, as the reference's max(0, x) does.
   int64_t checkpointIntervalTokens = kDefaultCheckpointInterval;
   bool prefixCaching = true;
+  /// The chain the prefix hashes use (BlockHash.h): XXH3 unless the engine
+  /// must match hashes computed the reference's way.
+  HashScheme hashScheme = HashScheme::Xxh3;
 };
 
 /// What a cache manager is built from. The counts are the compiler's
@@ -297,6 +300,8 @@ public:
 
   int64_t blockSize() const { return blockSize_; }
   int64_t hashBlockSize() const { return blockSize_; }
+  /// The chain this cache's prefix hashes use (CachePolicy::hashScheme).
+  HashScheme hashScheme() const { return hashScheme_; }
   /// The ladder interval after snapping to a multiple of the hash block
   /// (0: ladder off); `snapWarning` says when snapping changed it.
   int64_t interval() const { return interval_; }
@@ -424,6 +429,7 @@ private:
 
   int64_t blockSize_ = 0, interval_ = 0;
   bool prefixCaching_ = true;
+  HashScheme hashScheme_ = HashScheme::Xxh3;
   std::string snapWarning_;
   std::unique_ptr<BlockPool> blocks_;
   std::unique_ptr<StateGroupPool> groups_;

@@ -71,9 +71,17 @@ poolrt_status poolrt_block_pool_publish(poolrt_block_pool *p, int32_t block,
                                         size_t num_tokens, char *err,
                                         size_t err_len);
 
-/* Chained block hash (XXH64; `has_parent` 0 for the first block). */
-uint64_t poolrt_hash_block(int has_parent, uint64_t parent,
-                           const int64_t *tokens, size_t num_tokens);
+/* The chain a cache's prefix hashes use (specs/block-hash.md): XXH3 seeded
+ * with the parent (the default), or the reference's XXH64 over the parent's
+ * bytes and the ids. */
+typedef enum { POOLRT_HASH_XXH3 = 0, POOLRT_HASH_XXH64 = 1 } poolrt_hash_scheme;
+
+/* Chained block hash under `scheme` (a poolrt_hash_scheme; `has_parent` 0
+ * for the first block); UINT64_MAX (no hash) for an unknown scheme or null
+ * tokens with num_tokens > 0. */
+uint64_t poolrt_hash_block(int scheme, int has_parent,
+                           uint64_t parent, const int64_t *tokens,
+                           size_t num_tokens);
 
 /*--- Devices, the arena and the generated kernels -------------------------*/
 typedef struct poolrt_device poolrt_device;
@@ -129,11 +137,13 @@ typedef struct poolrt_request poolrt_request;
 
 /* Block size, blocks, groups, the state transfer, PAGE-unit checkpoints and
  * the boundary geometry all come from the artifact; the caller sets the
- * checkpoint interval (tokens; 0 turns the ladder off) and prefix caching. */
+ * checkpoint interval (tokens; 0 turns the ladder off), prefix caching and
+ * the hash scheme (a poolrt_hash_scheme; others are refused). */
 poolrt_status poolrt_cache_create(const poolrt_artifact *a,
                                   int64_t checkpoint_interval_tokens,
-                                  int prefix_caching, poolrt_cache **out,
-                                  char *err, size_t err_len);
+                                  int prefix_caching, int hash_scheme,
+                                  poolrt_cache **out, char *err,
+                                  size_t err_len);
 void poolrt_cache_destroy(poolrt_cache *c);
 int32_t poolrt_cache_num_blocks(const poolrt_cache *c);
 int32_t poolrt_cache_num_free_blocks(const poolrt_cache *c);
