@@ -43,6 +43,8 @@ const char *mlir::pool::knownTargetList() { return "gfx942, gfx950, sm_90, host"
 
 namespace {
 
+constexpr int64_t kSegmentRow = 8; // i64 fields per segment-table row
+
 struct Emitter {
   OpBuilder &b;
   Location loc;
@@ -50,6 +52,14 @@ struct Emitter {
   bool amd;     // AMDGPU target
   unsigned as;  // address space of the pointers (1 global, 0 host)
   unsigned unroll; // vectors a thread loads before it stores them (1: one)
+  /// Where a segment table goes (before this op, at module or gpu.module
+  /// level); null: every segment gets its own loop.
+  Operation *table = nullptr;
+  unsigned tableSpace = 0; // the table's address space (4: constant on GPUs)
+  /// The launch, for the table's chunked walk: block x, thread x, grid x,
+  /// threads per block (the host: 0, 0, 1, 1).
+  Value blockX, threadX, gridX;
+  int64_t threads = 1;
 
   Value c64(int64_t v) { return arith::ConstantIntOp::create(b, loc, v, 64); }
   Value c32(int64_t v) { return arith::ConstantIntOp::create(b, loc, v, 32); }
@@ -123,98 +133,229 @@ struct Emitter {
       auto ifOp = scf::IfOp::create(b, loc, inRange, /*withElseRegion=*/false);
       b.setInsertionPointToStart(ifOp.thenBlock());
     }
-    Type vt = vecTy();
+    if (table && usesSegmentTable(k))
+      emitSegmentTable(srcBase, dstBase, item, idAt);
+    else
+      for (const CopySegment &s : k.segments) {
+        int64_t nvec = s.bytes / k.vecBytes;
+        if (nvec == 0)
+          continue;
+        Value srcId = idAt[idIndex(k, s, true)];
+        Value dstId = idAt[idIndex(k, s, false)];
+        // 64-bit segment bases: id * stride + offset.
+        Value srcSeg = arith::AddIOp::create(
+            b, loc, arith::MulIOp::create(b, loc, srcId, c64(s.srcStride)),
+            c64(s.srcOff));
+        Value dstSeg = arith::AddIOp::create(
+            b, loc, arith::MulIOp::create(b, loc, dstId, c64(s.dstStride)),
+            c64(s.dstOff));
+        emitSegment(srcBase, dstBase, srcSeg, dstSeg, c64(nvec), c64(s.bytes), first, step);
+      }
+  }
+
+  /// A kernel of many segments (a checkpoint image: one per run and
+  /// plane) walks a constant table of them instead of unrolling one copy
+  /// loop per segment: the code stays one loop nest whatever the segment
+  /// count, which is what the backends spend their time on (a four-target
+  /// V4-Pro compile). The item's segments, end to end, are one space of
+  /// `total` vectors; block b of the grid's `gridX` copies the contiguous
+  /// chunk [b * total / gridX, (b + 1) * total / gridX) of it, so every
+  /// block moves the same bytes whatever the segments' sizes, streams
+  /// through few segments, and finds the first by a binary search over
+  /// the rows' start vectors. Row i of `<kernel>_segments` is
+  ///   { src_off, src_stride, dst_off, dst_stride, bytes, src_pos, dst_pos,
+  ///     start }
+  /// (pos: the id tuple position, -1 the item itself; start: the first
+  /// vector of the segment in the item's space), in segment order.
+  void emitSegmentTable(Value srcBase, Value dstBase, Value item,
+                        llvm::SmallDenseMap<int, Value> &idAt) {
+    llvm::SmallVector<int64_t> rows;
+    int64_t total = 0;
     for (const CopySegment &s : k.segments) {
       int64_t nvec = s.bytes / k.vecBytes;
       if (nvec == 0)
         continue;
-      Value srcId = idAt[idIndex(k, s, true)];
-      Value dstId = idAt[idIndex(k, s, false)];
-      // 64-bit segment bases: id * stride + offset.
-      Value srcSeg = arith::AddIOp::create(
-          b, loc, arith::MulIOp::create(b, loc, srcId, c64(s.srcStride)),
-          c64(s.srcOff));
-      Value dstSeg = arith::AddIOp::create(
-          b, loc, arith::MulIOp::create(b, loc, dstId, c64(s.dstStride)),
-          c64(s.dstOff));
-      Value srcRsrc, dstRsrc;
-      if (amd && k.rebase) {
-        // A buffer descriptor per item and segment, based at the segment:
-        // every offset inside it is < 4 GiB (pool-check-addressing proved
-        // no slot or block spans more), the 64-bit part is in the base.
-        auto rsrcTy = LLVM::LLVMPointerType::get(b.getContext(), 8);
-        Value flags = c32(0x27000); // gfx9 raw buffer: 32-bit data format
-        Value stride0 = arith::ConstantIntOp::create(b, loc, 0, 16);
-        srcRsrc = ROCDL::MakeBufferRsrcOp::create(
-            b, loc, rsrcTy, gep(srcBase, srcSeg), stride0, c64(s.bytes), flags);
-        dstRsrc = ROCDL::MakeBufferRsrcOp::create(
-            b, loc, rsrcTy, gep(dstBase, dstSeg), stride0, c64(s.bytes), flags);
-      }
-      // One vector: its load, and its store of the loaded value.
-      auto offsetOf = [&](Value v) -> Value {
-        return arith::MulIOp::create(b, loc, v, c64(k.vecBytes));
-      };
-      auto load = [&](Value off) -> Value {
-        if (srcRsrc) {
-          Value off32 = arith::TruncIOp::create(b, loc, b.getI32Type(), off);
-          Value zero = c32(0);
-          return ROCDL::RawPtrBufferLoadOp::create(
-                     b, loc, TypeRange{vt}, ValueRange{srcRsrc, off32, zero, zero},
-                     ArrayRef<NamedAttribute>{})
-              .getResult();
-        }
-        Value sp = gep(srcBase, arith::AddIOp::create(b, loc, srcSeg, off));
-        bool hint = k.streaming && as == 1;
-        return LLVM::LoadOp::create(b, loc, vt, sp, k.vecBytes, /*isVolatile=*/false,
-                                    /*isNonTemporal=*/hint, /*isInvariant=*/hint);
-      };
-      auto store = [&](Value off, Value x) {
-        if (dstRsrc) {
-          Value off32 = arith::TruncIOp::create(b, loc, b.getI32Type(), off);
-          Value zero = c32(0);
-          ROCDL::RawPtrBufferStoreOp::create(b, loc, TypeRange{},
-                                             ValueRange{x, dstRsrc, off32, zero, zero},
-                                             ArrayRef<NamedAttribute>{});
-          return;
-        }
-        Value dp = gep(dstBase, arith::AddIOp::create(b, loc, dstSeg, off));
-        LLVM::StoreOp::create(b, loc, x, dp, k.vecBytes, /*isVolatile=*/false,
-                              /*isNonTemporal=*/k.streaming && as == 1);
-      };
-      Value rest = first;
-      int64_t u = unroll;
-      if (u > 1) {
-        // The unrolled part: u vectors a step apart, all loaded before any
-        // is stored (the arena is one pointer, so the compiler may not move
-        // a load past a store itself), while the last of them is in range:
-        // v < nvec - (u-1)*step. It yields where the rest starts.
-        Value span = arith::MulIOp::create(b, loc, step, c64(u - 1));
-        Value ub = arith::SubIOp::create(b, loc, c64(nvec), span);
-        Value stride = arith::MulIOp::create(b, loc, step, c64(u));
-        auto main = scf::ForOp::create(b, loc, first, ub, stride, ValueRange{first});
-        {
-          OpBuilder::InsertionGuard guard(b);
-          b.setInsertionPointToStart(main.getBody());
-          Value v0 = main.getInductionVar();
-          llvm::SmallVector<Value, 8> at{offsetOf(v0)}, got;
-          for (int64_t j = 1; j < u; ++j)
-            at.push_back(offsetOf(arith::AddIOp::create(
-                b, loc, v0, arith::MulIOp::create(b, loc, step, c64(j)))));
-          for (Value off : at)
-            got.push_back(load(off));
-          for (int64_t j = 0; j < u; ++j)
-            store(at[size_t(j)], got[size_t(j)]);
-          scf::YieldOp::create(b, loc, ValueRange{arith::AddIOp::create(b, loc, v0, stride)});
-        }
-        rest = main.getResult(0);
-      }
-      // The rest (all of it when not unrolled): fewer than u steps.
-      auto loop = scf::ForOp::create(b, loc, rest, c64(nvec), step);
-      OpBuilder::InsertionGuard guard(b);
-      b.setInsertionPointToStart(loop.getBody());
-      Value off = offsetOf(loop.getInductionVar());
-      store(off, load(off));
+      rows.append({s.srcOff, s.srcStride, s.dstOff, s.dstStride, s.bytes,
+                   idIndex(k, s, true), idIndex(k, s, false), total});
+      total += nvec;
     }
+    int64_t n = int64_t(rows.size()) / kSegmentRow;
+    if (n == 0)
+      return;
+    std::string name = k.name + "_segments";
+    {
+      OpBuilder::InsertionGuard guard(b);
+      b.setInsertionPoint(table);
+      auto arrTy = LLVM::LLVMArrayType::get(b.getI64Type(), uint64_t(rows.size()));
+      auto value = DenseElementsAttr::get(
+          RankedTensorType::get({int64_t(rows.size())}, b.getI64Type()),
+          llvm::ArrayRef<int64_t>(rows));
+      LLVM::GlobalOp::create(b, loc, arrTy, /*isConstant=*/true, LLVM::Linkage::Internal,
+                             name, value, /*alignment=*/64, tableSpace);
+    }
+    auto tablePtrTy = LLVM::LLVMPointerType::get(b.getContext(), tableSpace);
+    Value base = LLVM::AddressOfOp::create(b, loc, tablePtrTy, name);
+    auto field = [&](Value row, int64_t i) -> Value {
+      Value at = arith::AddIOp::create(
+          b, loc, arith::MulIOp::create(b, loc, row, c64(kSegmentRow)), c64(i));
+      Value p = LLVM::GEPOp::create(b, loc, tablePtrTy, b.getI64Type(), base,
+                                    ValueRange{at});
+      return LLVM::LoadOp::create(b, loc, b.getI64Type(), p, /*align=*/8,
+                                  /*isVolatile=*/false, /*isNonTemporal=*/false,
+                                  /*isInvariant=*/true);
+    };
+    // How many rows start before vector x: a branchless binary search,
+    // one table load per halving (log2 n + 1 of them, the same address
+    // for the whole block).
+    int64_t top = 1;
+    while (top * 2 <= n)
+      top *= 2;
+    auto startsBefore = [&](Value x) -> Value {
+      Value pos = c64(0);
+      for (int64_t half = top; half >= 1; half /= 2) {
+        Value cand = arith::AddIOp::create(b, loc, pos, c64(half));
+        Value fits = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ule, cand, c64(n));
+        Value probe = arith::MinUIOp::create(
+            b, loc, arith::SubIOp::create(b, loc, cand, c64(1)), c64(n - 1));
+        Value below = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult,
+                                            field(probe, 7), x);
+        Value take = arith::AndIOp::create(b, loc, fits, below);
+        pos = arith::SelectOp::create(b, loc, take, cand, pos);
+      }
+      return pos;
+    };
+    // The id at tuple position `pos` (the item for -1): a select over the
+    // positions the kernel's segments use, all loaded and range-checked
+    // above.
+    auto pick = [&](Value pos) -> Value {
+      Value got = item;
+      for (auto &entry : idAt) {
+        if (entry.first < 0)
+          continue;
+        Value is = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, pos,
+                                         c64(entry.first));
+        got = arith::SelectOp::create(b, loc, is, entry.second, got);
+      }
+      return got;
+    };
+    Value cT = c64(total);
+    Value chunkBegin = arith::DivUIOp::create(
+        b, loc, arith::MulIOp::create(b, loc, blockX, cT), gridX);
+    Value chunkEnd = arith::DivUIOp::create(
+        b, loc,
+        arith::MulIOp::create(b, loc, arith::AddIOp::create(b, loc, blockX, c64(1)), cT),
+        gridX);
+    // The chunk's segments: the last to start at or before its begin (row
+    // 0 starts at 0) through the last to start before its end.
+    Value firstSeg = arith::SubIOp::create(
+        b, loc, startsBefore(arith::AddIOp::create(b, loc, chunkBegin, c64(1))), c64(1));
+    Value endSeg = startsBefore(chunkEnd);
+    auto segs = scf::ForOp::create(b, loc, firstSeg, endSeg, c64(1));
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(segs.getBody());
+    Value row = segs.getInductionVar();
+    Value srcOff = field(row, 0), srcStride = field(row, 1), dstOff = field(row, 2),
+          dstStride = field(row, 3), bytes = field(row, 4);
+    Value srcId = pick(field(row, 5)), dstId = pick(field(row, 6));
+    Value start = field(row, 7);
+    Value srcSeg = arith::AddIOp::create(
+        b, loc, arith::MulIOp::create(b, loc, srcId, srcStride), srcOff);
+    Value dstSeg = arith::AddIOp::create(
+        b, loc, arith::MulIOp::create(b, loc, dstId, dstStride), dstOff);
+    Value nvec = arith::DivUIOp::create(b, loc, bytes, c64(k.vecBytes));
+    // The chunk's part of the segment, in the segment's vectors.
+    Value lo = arith::SubIOp::create(
+        b, loc, arith::MaxUIOp::create(b, loc, chunkBegin, start), start);
+    Value hi = arith::SubIOp::create(
+        b, loc,
+        arith::MinUIOp::create(b, loc, chunkEnd, arith::AddIOp::create(b, loc, start, nvec)),
+        start);
+    emitSegment(srcBase, dstBase, srcSeg, dstSeg, hi, bytes,
+                arith::AddIOp::create(b, loc, lo, threadX), c64(threads));
+  }
+
+  /// One segment: vectors [first, nvec) step `step` from srcBase + srcSeg
+  /// to dstBase + dstSeg (i64 byte offsets; `bytes` long).
+  void emitSegment(Value srcBase, Value dstBase, Value srcSeg, Value dstSeg,
+                   Value nvec, Value bytes, Value first, Value step) {
+    Type vt = vecTy();
+    Value srcRsrc, dstRsrc;
+    if (amd && k.rebase) {
+      // A buffer descriptor per item and segment, based at the segment:
+      // every offset inside it is < 4 GiB (pool-check-addressing proved
+      // no slot or block spans more), the 64-bit part is in the base.
+      auto rsrcTy = LLVM::LLVMPointerType::get(b.getContext(), 8);
+      Value flags = c32(0x27000); // gfx9 raw buffer: 32-bit data format
+      Value stride0 = arith::ConstantIntOp::create(b, loc, 0, 16);
+      srcRsrc = ROCDL::MakeBufferRsrcOp::create(
+          b, loc, rsrcTy, gep(srcBase, srcSeg), stride0, bytes, flags);
+      dstRsrc = ROCDL::MakeBufferRsrcOp::create(
+          b, loc, rsrcTy, gep(dstBase, dstSeg), stride0, bytes, flags);
+    }
+    // One vector: its load, and its store of the loaded value.
+    auto offsetOf = [&](Value v) -> Value {
+      return arith::MulIOp::create(b, loc, v, c64(k.vecBytes));
+    };
+    auto load = [&](Value off) -> Value {
+      if (srcRsrc) {
+        Value off32 = arith::TruncIOp::create(b, loc, b.getI32Type(), off);
+        Value zero = c32(0);
+        return ROCDL::RawPtrBufferLoadOp::create(
+                   b, loc, TypeRange{vt}, ValueRange{srcRsrc, off32, zero, zero},
+                   ArrayRef<NamedAttribute>{})
+            .getResult();
+      }
+      Value sp = gep(srcBase, arith::AddIOp::create(b, loc, srcSeg, off));
+      bool hint = k.streaming && as == 1;
+      return LLVM::LoadOp::create(b, loc, vt, sp, k.vecBytes, /*isVolatile=*/false,
+                                  /*isNonTemporal=*/hint, /*isInvariant=*/hint);
+    };
+    auto store = [&](Value off, Value x) {
+      if (dstRsrc) {
+        Value off32 = arith::TruncIOp::create(b, loc, b.getI32Type(), off);
+        Value zero = c32(0);
+        ROCDL::RawPtrBufferStoreOp::create(b, loc, TypeRange{},
+                                           ValueRange{x, dstRsrc, off32, zero, zero},
+                                           ArrayRef<NamedAttribute>{});
+        return;
+      }
+      Value dp = gep(dstBase, arith::AddIOp::create(b, loc, dstSeg, off));
+      LLVM::StoreOp::create(b, loc, x, dp, k.vecBytes, /*isVolatile=*/false,
+                            /*isNonTemporal=*/k.streaming && as == 1);
+    };
+    Value rest = first;
+    int64_t u = unroll;
+    if (u > 1) {
+      // The unrolled part: u vectors a step apart, all loaded before any
+      // is stored (the arena is one pointer, so the compiler may not move
+      // a load past a store itself), while the last of them is in range:
+      // v < nvec - (u-1)*step. It yields where the rest starts.
+      Value span = arith::MulIOp::create(b, loc, step, c64(u - 1));
+      Value ub = arith::SubIOp::create(b, loc, nvec, span);
+      Value stride = arith::MulIOp::create(b, loc, step, c64(u));
+      auto main = scf::ForOp::create(b, loc, first, ub, stride, ValueRange{first});
+      {
+        OpBuilder::InsertionGuard guard(b);
+        b.setInsertionPointToStart(main.getBody());
+        Value v0 = main.getInductionVar();
+        llvm::SmallVector<Value, 8> at{offsetOf(v0)}, got;
+        for (int64_t j = 1; j < u; ++j)
+          at.push_back(offsetOf(arith::AddIOp::create(
+              b, loc, v0, arith::MulIOp::create(b, loc, step, c64(j)))));
+        for (Value off : at)
+          got.push_back(load(off));
+        for (int64_t j = 0; j < u; ++j)
+          store(at[size_t(j)], got[size_t(j)]);
+        scf::YieldOp::create(b, loc, ValueRange{arith::AddIOp::create(b, loc, v0, stride)});
+      }
+      rest = main.getResult(0);
+    }
+    // The rest (all of it when not unrolled): fewer than u steps.
+    auto loop = scf::ForOp::create(b, loc, rest, nvec, step);
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(loop.getBody());
+    Value off = offsetOf(loop.getInductionVar());
+    store(off, load(off));
   }
 };
 
@@ -226,9 +367,12 @@ void buildGpuKernel(OpBuilder &b, Location loc, const KernelSpec &k, bool amd) {
   fn->setAttr(gpu::GPUDialect::getKernelFuncAttrName(), b.getUnitAttr());
   fn.setKnownBlockSizeAttr(
       b.getDenseI32ArrayAttr({int32_t(kBlockThreads), 1, 1}));
+  if (k.minBlocksPerSM)
+    fn->setAttr(amd ? "rocdl.waves_per_eu" : "nvvm.minctasm",
+                b.getI32IntegerAttr(int32_t(k.minBlocksPerSM)));
   OpBuilder::InsertionGuard guard(b);
   b.setInsertionPointToStart(&fn.getBody().front());
-  Emitter e{b, loc, k, amd, 1, std::max(1u, k.unroll)};
+  Emitter e{b, loc, k, amd, 1, std::max(1u, k.unroll), fn.getOperation(), 4};
   Block &entry = fn.getBody().front();
   Value arena = entry.getArgument(0), staging = entry.getArgument(1),
         ids = entry.getArgument(2), gridX = entry.getArgument(4);
@@ -241,6 +385,10 @@ void buildGpuKernel(OpBuilder &b, Location loc, const KernelSpec &k, bool amd) {
   Value first = arith::AddIOp::create(
       b, loc, arith::MulIOp::create(b, loc, bid, e.c64(kBlockThreads)), tid);
   Value step = arith::MulIOp::create(b, loc, gridX, e.c64(kBlockThreads));
+  e.blockX = bid;
+  e.threadX = tid;
+  e.gridX = gridX;
+  e.threads = kBlockThreads;
   e.emitItem(arena, staging, ids, item, first, step);
   gpu::ReturnOp::create(b, loc);
 }
@@ -252,7 +400,11 @@ void buildHostFunction(OpBuilder &b, Location loc, const KernelSpec &k) {
   Block *entry = fn.addEntryBlock();
   OpBuilder::InsertionGuard guard(b);
   b.setInsertionPointToStart(entry);
-  Emitter e{b, loc, k, false, 0, 1};
+  Emitter e{b, loc, k, false, 0, 1, fn.getOperation(), 0};
+  e.blockX = e.c64(0);
+  e.threadX = e.c64(0);
+  e.gridX = e.c64(1);
+  e.threads = 1;
   auto items = scf::ForOp::create(b, loc, e.c64(0), entry->getArgument(3),
                                   e.c64(1));
   {

@@ -409,5 +409,9 @@ void mlir::pool::KernelTuning::apply(std::vector<KernelSpec> &specs) const {
       k.unroll = unroll;
     if (streaming >= 0)
       k.streaming = streaming != 0;
+    if (segmentTable >= 0)
+      k.segmentTable = segmentTable;
+    if (minBlocks)
+      k.minBlocksPerSM = minBlocks;
   }
 }

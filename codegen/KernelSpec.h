@@ -73,6 +73,8 @@ struct KernelSpec;
 struct KernelTuning {
   unsigned unroll = 0; // 0: the compiler's choice
   int streaming = -1;  // -1: the compiler's choice, else 0 or 1
+  int segmentTable = -1; // -1: the compiler's choice, 0 never, 1 always
+  unsigned minBlocks = 0; // 0: the compiler's choice, else 1..32
   void apply(std::vector<KernelSpec> &specs) const;
 };
 
@@ -97,6 +99,15 @@ struct KernelSpec {
   /// buffer-descriptor kernels keep the default caching).
   bool streaming = kGpuStreaming;
   bool rebase = false;     // AMD: a side spans past 4 GiB: per-item buffer descriptors
+  /// GPU: 256-thread blocks per multiprocessor the backend must leave
+  /// registers for (NVPTX .minnctapersm, AMDGPU waves per EU: a block is
+  /// four wave64s, one per SIMD); 0 lets the backend choose.
+  unsigned minBlocksPerSM = 0;
+  /// Walk a constant table of the segments (one loop nest) instead of one
+  /// unrolled loop per segment: -1 when the kernel has at least
+  /// kSegmentTableMin segments (checkpoint images), else 0 or 1 as poolc's
+  /// --gpu-segment-table says. The byte movement is the same either way.
+  int segmentTable = -1;
   /// The item's id tuple, one entry per position (idsPerItem() of them);
   /// filled for every kernel (deriveKernelSpecs), from srcId/dstId unless
   /// the sides are Tuple.
@@ -119,6 +130,21 @@ FailureOr<std::vector<KernelSpec>> deriveKernelSpecs(ModelOp model);
 poolrt::KernelInfo kernelInfo(const KernelSpec &spec);
 
 constexpr unsigned kBlockThreads = 256;
+
+/// Kernels with at least this many segments walk a segment table unless
+/// told otherwise: per-segment loops made a four-target V4-Pro compile
+/// 6.4 s (122-141 segments per image kernel), the table 0.27 s, and on the
+/// H200 the table moved Pro's images at 80% of a memcpy against the loops'
+/// 64% at the launcher's grid; below this the loops win on the GPU (V4
+/// Flash's 17-segment images: 90% against the table's 83%) and compile
+/// fast, so the slot, group and block kernels (1 to 3 segments) and the
+/// small images keep their constants in the code (bench/RESULTS.md,
+/// 2026-12-04).
+constexpr size_t kSegmentTableMin = 32;
+inline bool usesSegmentTable(const KernelSpec &k) {
+  return k.segmentTable >= 0 ? k.segmentTable != 0
+                             : k.segments.size() >= kSegmentTableMin;
+}
 
 } // namespace mlir::pool
 

@@ -178,17 +178,6 @@ template <typename Op> static double meanMs(Gpu &g, Op op) {
   return ms / 20;
 }
 
-// The grid libpoolrt's KernelLauncher gives this case (runtime/device/
-// Kernels.cpp): the widest segment's vectors over 256 threads, at most
-// 16 blocks per SM of a 132-SM part across the items.
-static int64_t runtimeGridX(const poolrt::KernelInfo &k, int64_t items) {
-  int64_t maxVecs = 1;
-  for (const poolrt::KernelSegment &seg : k.segments)
-    maxVecs = std::max<int64_t>(maxVecs, seg.bytes / 16);
-  return std::max<int64_t>(
-      1, std::min<int64_t>((maxVecs + 255) / 256, (2112 + items - 1) / items));
-}
-
 // Sets up case `c`'s inputs (poisons, fills, ids).
 static void prepareCase(Gpu &g, const Case &c) {
   for (Span s : c.poison)
@@ -224,15 +213,29 @@ static Timed timeKernel(Gpu &g, CUmodule mod, const Case &c,
   int64_t gxAuto =
       std::max<int64_t>(1, std::min<int64_t>((perItemVecs + 255) / 256,
                                              (132 * 16 + items - 1) / items));
-  launch(g, fn, items, gxAuto);
-  check(cu.cuCtxSynchronize(), "kernel");
-  std::string got = c.hashStaging.empty()
-                        ? hashSpans(g, g.arena, c.hash)
-                        : hashSpans(g, g.staging, c.hashStaging);
-  t.ok = got == c.expect;
-  if (!t.ok)
-    std::printf("MISMATCH %s: device %s, host lowering %s\n", c.name.c_str(),
-                got.c_str(), c.expect.c_str());
+  // Byte-identical at every width the run uses below as well as one block
+  // an item (a grid-stride loop or a table's chunks must cover each item
+  // whatever the grid): fresh inputs for each.
+  t.runtimeGx = info ? poolrt::launchGridX(*info, items) : gxAuto;
+  t.ok = true;
+  std::vector<int64_t> checked;
+  for (int64_t gx : {gxAuto, t.runtimeGx, int64_t(1), gxAuto * 2}) {
+    if (std::find(checked.begin(), checked.end(), gx) != checked.end())
+      continue;
+    checked.push_back(gx);
+    if (checked.size() > 1)
+      prepareCase(g, c);
+    launch(g, fn, items, gx);
+    check(cu.cuCtxSynchronize(), "kernel");
+    std::string got = c.hashStaging.empty()
+                          ? hashSpans(g, g.arena, c.hash)
+                          : hashSpans(g, g.staging, c.hashStaging);
+    if (got != c.expect) {
+      t.ok = false;
+      std::printf("MISMATCH %s at grid_x %" PRId64 ": device %s, host lowering %s\n",
+                  c.name.c_str(), gx, got.c_str(), c.expect.c_str());
+    }
+  }
   t.bestMs = 1e30;
   t.bestGx = gxAuto;
   for (int64_t gx : {std::max<int64_t>(1, gxAuto / 4),
@@ -243,7 +246,6 @@ static Timed timeKernel(Gpu &g, CUmodule mod, const Case &c,
       t.bestGx = gx;
     }
   }
-  t.runtimeGx = info ? runtimeGridX(*info, items) : gxAuto;
   t.runtimeMs = meanMs(g, [&] { launch(g, fn, items, t.runtimeGx); });
   return t;
 }

@@ -137,22 +137,29 @@ python_on_device() {
     python3 -m pytest -v -p no:cacheprovider runtime/python/test_cuda.py
 }
 # The model's artifact, the plan, and the same model with each of VARIANTS'
-# kernel knobs: uN is --gpu-unroll N, sN the same with --gpu-streaming;
-# gpu_check times them side by side in one run.
-VARIANTS=${VARIANTS:-u1 u2 u4 s1 s2 s4}
+# kernel knobs: uN is --gpu-unroll N, sN the same with --gpu-streaming, lN
+# the same with one unrolled loop per segment (--gpu-segment-table=false:
+# the kernels before the segment table), tN with a segment table in every
+# kernel (each block copies one chunk of the item's concatenated
+# segments), mN the compiler's kernels with --gpu-min-blocks N (registers
+# left for N blocks an SM); gpu_check times them side by side in one run.
+VARIANTS=${VARIANTS:-l2 u1 l1 u4 s2}
 prepare_kernels() {
   mkdir -p .gpu-carry
   "./$BUILD/bin/poolc" "$MODEL" --budget "$BUDGET" --max-num-seqs "$SEQS" \
     --targets sm_90,host -o .gpu-carry/model.poolpack
   "./$BUILD/bin/pool-kernel-check" "$MODEL" --budget "$BUDGET" --max-num-seqs "$SEQS" \
     --gpu-plan .gpu-carry/plan.txt 2>/dev/null
-  rm -f .gpu-carry/model-[us]*.poolpack
+  rm -f .gpu-carry/model-[ustlm]*.poolpack
   local v knobs
   for v in $VARIANTS; do
     case "$v" in
     u[1-8]) knobs="--gpu-unroll ${v#u} --gpu-streaming=false" ;;
     s[1-8]) knobs="--gpu-unroll ${v#s} --gpu-streaming" ;;
-    *) echo "run.sh: variant '$v': expected uN or sN, N in 1..8" >&2; return 2 ;;
+    l[1-8]) knobs="--gpu-unroll ${v#l} --gpu-streaming=false --gpu-segment-table=false" ;;
+    t[1-8]) knobs="--gpu-unroll ${v#t} --gpu-streaming=false --gpu-segment-table" ;;
+    m[1-9]|m[1-3][0-9]) knobs="--gpu-min-blocks ${v#m}" ;;
+    *) echo "run.sh: variant '$v': expected uN, sN, lN or tN (N in 1..8) or mN (N in 1..32)" >&2; return 2 ;;
     esac
     # shellcheck disable=SC2086
     "./$BUILD/bin/poolc" "$MODEL" --budget "$BUDGET" --max-num-seqs "$SEQS" \
@@ -166,7 +173,7 @@ gpu_check_on_device() {
     bench/gpu/gpu_check.cpp runtime/layout/*.cpp -DXXH_INLINE_ALL -ldl \
     -o /tmp/gpu_check
   local variants=() f
-  for f in .gpu-carry/model-[us]*.poolpack; do
+  for f in .gpu-carry/model-[ustlm]*.poolpack; do
     [ -e "$f" ] && variants+=("$(basename "$f" .poolpack | sed 's/^model-//')=$f")
   done
   /tmp/gpu_check .gpu-carry/model.poolpack .gpu-carry/plan.txt "${variants[@]}"

@@ -99,13 +99,7 @@ Status KernelLauncher::run(const KernelInfo &k, const std::vector<int32_t> &ids,
   Status s = dev.copyToDevice(idsBuffer, ids.data(), bytes);
   if (!s.ok())
     return s;
-  // Enough blocks to fill a large GPU several times over, at least a vector
-  // per thread; the kernels are grid-stride loops, so any width is correct.
-  int64_t maxVecs = 1;
-  for (const KernelSegment &seg : k.segments)
-    maxVecs = std::max<int64_t>(maxVecs, seg.bytes / 16);
-  int64_t gridX = std::max<int64_t>(
-      1, std::min<int64_t>((maxVecs + 255) / 256, (2112 + items - 1) / items));
+  int64_t gridX = launchGridX(k, items);
   return dev.launch(k.name, arena, staging, idsBuffer, items, gridX);
 }
 

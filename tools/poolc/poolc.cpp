@@ -84,12 +84,25 @@ static cl::opt<bool> gpuStreaming(
     cl::desc("GPU kernels: read-once loads and nontemporal stores (=false: plain; "
              "default: the compiler's choice; for measuring the kernels)"),
     cl::cat(poolcCat));
-/// The knobs given (the out-of-range unroll is refused in main).
+static cl::opt<bool> gpuSegmentTable(
+    "gpu-segment-table",
+    cl::desc("kernels walk a constant table of their segments (=false: one unrolled loop "
+             "per segment; default: a table from 32 segments on (V4 Pro's images); for measuring the kernels)"),
+    cl::cat(poolcCat));
+static cl::opt<unsigned> gpuMinBlocks(
+    "gpu-min-blocks",
+    cl::desc("GPU kernels: 256-thread blocks per SM (CU) the backend must leave registers for, "
+             "1 to 32 (default: the backend's choice; for measuring the kernels)"),
+    cl::init(0), cl::cat(poolcCat));
+/// The knobs given (the out-of-range unroll and min-blocks are refused in main).
 static mlir::pool::KernelTuning tuning() {
   mlir::pool::KernelTuning t;
   t.unroll = gpuUnroll;
+  t.minBlocks = gpuMinBlocks;
   if (gpuStreaming.getNumOccurrences())
     t.streaming = gpuStreaming ? 1 : 0;
+  if (gpuSegmentTable.getNumOccurrences())
+    t.segmentTable = gpuSegmentTable ? 1 : 0;
   return t;
 }
 static cl::opt<std::string> outputFile("o", cl::desc("output file (default: stdout)"),
@@ -115,6 +128,8 @@ int main(int argc, char **argv) {
     return usage("an artifact is binary: give -o FILE.poolpack");
   if (gpuUnroll.getNumOccurrences() && (gpuUnroll < 1 || gpuUnroll > 8))
     return usage("--gpu-unroll " + std::to_string(gpuUnroll) + ": expected 1 to 8");
+  if (gpuMinBlocks.getNumOccurrences() && (gpuMinBlocks < 1 || gpuMinBlocks > 32))
+    return usage("--gpu-min-blocks " + std::to_string(gpuMinBlocks) + ": expected 1 to 32");
   ::pool::CompileOptions opts;
   opts.input = inputFile;
   for (const std::string &p : params) {

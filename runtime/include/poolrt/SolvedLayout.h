@@ -235,6 +235,16 @@ const KernelInfo *findKernel(const std::vector<KernelInfo> &kernels,
                              std::string KernelInfo::*member,
                              const std::string &value);
 
+/// The x width of the grid a launch of `k` over `items` items gets (the
+/// launcher's and the GPU bench's one rule): enough 256-thread blocks that
+/// each thread moves about one vector of the item's segments together, at
+/// most 16 blocks per SM of a 132-SM part across the items. The kernels
+/// are grid-stride loops (a table kernel gives each block one contiguous
+/// chunk of the item's concatenated segments, codegen/KernelGen.cpp), so
+/// any width is correct; the total rather than the widest segment sizes it
+/// because a table kernel spreads its blocks over all the segments.
+int64_t launchGridX(const KernelInfo &k, int64_t items);
+
 struct SolvedTarget {
   std::string target, section, format;
   int64_t bytes = 0;
