@@ -238,7 +238,37 @@ struct Emitter {
       }
       return got;
     };
+    // Rows [firstSeg, endSeg): the part of each inside the item's vectors
+    // [chunkBegin, chunkEnd), copied by the block's threads.
+    auto copyRows = [&](Value firstSeg, Value endSeg, Value chunkBegin, Value chunkEnd) {
+      auto segs = scf::ForOp::create(b, loc, firstSeg, endSeg, c64(1));
+      OpBuilder::InsertionGuard guard(b);
+      b.setInsertionPointToStart(segs.getBody());
+      Value row = segs.getInductionVar();
+      Value srcOff = field(row, 0), srcStride = field(row, 1), dstOff = field(row, 2),
+            dstStride = field(row, 3), bytes = field(row, 4);
+      Value srcId = pick(field(row, 5)), dstId = pick(field(row, 6));
+      Value start = field(row, 7);
+      Value srcSeg = arith::AddIOp::create(
+          b, loc, arith::MulIOp::create(b, loc, srcId, srcStride), srcOff);
+      Value dstSeg = arith::AddIOp::create(
+          b, loc, arith::MulIOp::create(b, loc, dstId, dstStride), dstOff);
+      Value nvec = arith::DivUIOp::create(b, loc, bytes, c64(k.vecBytes));
+      // The chunk's part of the segment, in the segment's vectors.
+      Value lo = arith::SubIOp::create(
+          b, loc, arith::MaxUIOp::create(b, loc, chunkBegin, start), start);
+      Value hi = arith::SubIOp::create(
+          b, loc,
+          arith::MinUIOp::create(b, loc, chunkEnd, arith::AddIOp::create(b, loc, start, nvec)),
+          start);
+      emitSegment(srcBase, dstBase, srcSeg, dstSeg, hi, bytes,
+                  arith::AddIOp::create(b, loc, lo, threadX), c64(threads));
+    };
     Value cT = c64(total);
+    if (k.tableWalk == 1) {
+      emitTileWalk(n, total, field, copyRows);
+      return;
+    }
     Value chunkBegin = arith::DivUIOp::create(
         b, loc, arith::MulIOp::create(b, loc, blockX, cT), gridX);
     Value chunkEnd = arith::DivUIOp::create(
@@ -250,28 +280,55 @@ struct Emitter {
     Value firstSeg = arith::SubIOp::create(
         b, loc, startsBefore(arith::AddIOp::create(b, loc, chunkBegin, c64(1))), c64(1));
     Value endSeg = startsBefore(chunkEnd);
-    auto segs = scf::ForOp::create(b, loc, firstSeg, endSeg, c64(1));
+    copyRows(firstSeg, endSeg, chunkBegin, chunkEnd);
+  }
+
+  /// The table's tile walk (KernelSpec::tableWalk 1): the item's vectors
+  /// in tiles of KernelSpec::tileVectors, tile t to block t mod gridX, so
+  /// at any moment the item's blocks copy neighbouring tiles, as one
+  /// memcpy's do. A block keeps a cursor on the row its last tile began
+  /// in and moves it forward (tiles only go forward). The host's one
+  /// "thread" copies each tile whole, over the same tiles (so its lowering
+  /// checks the walk's tile and row boundaries).
+  template <typename Field, typename CopyRows>
+  void emitTileWalk(int64_t n, int64_t total, Field &field, CopyRows &copyRows) {
+    int64_t tile = std::max<int64_t>(1, k.tileVectors);
+    int64_t tiles = (total + tile - 1) / tile;
+    Type i64 = b.getI64Type();
+    // The last row at or after `from` whose start is <= x.
+    auto advance = [&](Value from, Value x) -> Value {
+      auto w = scf::WhileOp::create(b, loc, TypeRange{i64}, ValueRange{from});
+      Block *before = b.createBlock(&w.getBefore(), {}, {i64}, {loc});
+      Block *after = b.createBlock(&w.getAfter(), {}, {i64}, {loc});
+      {
+        OpBuilder::InsertionGuard guard(b);
+        b.setInsertionPointToStart(before);
+        Value s = before->getArgument(0);
+        Value next = arith::AddIOp::create(b, loc, s, c64(1));
+        Value inTable = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, next, c64(n));
+        Value probe = arith::MinUIOp::create(b, loc, next, c64(n - 1));
+        Value begins = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ule,
+                                             field(probe, 7), x);
+        scf::ConditionOp::create(b, loc, arith::AndIOp::create(b, loc, inTable, begins),
+                                 ValueRange{s});
+        b.setInsertionPointToStart(after);
+        scf::YieldOp::create(
+            b, loc, ValueRange{arith::AddIOp::create(b, loc, after->getArgument(0), c64(1))});
+      }
+      b.setInsertionPointAfter(w);
+      return w.getResult(0);
+    };
+    auto loop = scf::ForOp::create(b, loc, blockX, c64(tiles), gridX, ValueRange{c64(0)});
     OpBuilder::InsertionGuard guard(b);
-    b.setInsertionPointToStart(segs.getBody());
-    Value row = segs.getInductionVar();
-    Value srcOff = field(row, 0), srcStride = field(row, 1), dstOff = field(row, 2),
-          dstStride = field(row, 3), bytes = field(row, 4);
-    Value srcId = pick(field(row, 5)), dstId = pick(field(row, 6));
-    Value start = field(row, 7);
-    Value srcSeg = arith::AddIOp::create(
-        b, loc, arith::MulIOp::create(b, loc, srcId, srcStride), srcOff);
-    Value dstSeg = arith::AddIOp::create(
-        b, loc, arith::MulIOp::create(b, loc, dstId, dstStride), dstOff);
-    Value nvec = arith::DivUIOp::create(b, loc, bytes, c64(k.vecBytes));
-    // The chunk's part of the segment, in the segment's vectors.
-    Value lo = arith::SubIOp::create(
-        b, loc, arith::MaxUIOp::create(b, loc, chunkBegin, start), start);
-    Value hi = arith::SubIOp::create(
-        b, loc,
-        arith::MinUIOp::create(b, loc, chunkEnd, arith::AddIOp::create(b, loc, start, nvec)),
-        start);
-    emitSegment(srcBase, dstBase, srcSeg, dstSeg, hi, bytes,
-                arith::AddIOp::create(b, loc, lo, threadX), c64(threads));
+    b.setInsertionPointToStart(loop.getBody());
+    Value t = loop.getInductionVar();
+    Value begin = arith::MulIOp::create(b, loc, t, c64(tile));
+    Value end = arith::MinUIOp::create(b, loc, arith::AddIOp::create(b, loc, begin, c64(tile)),
+                                       c64(total));
+    Value firstSeg = advance(loop.getRegionIterArgs()[0], begin);
+    Value lastSeg = advance(firstSeg, arith::SubIOp::create(b, loc, end, c64(1)));
+    copyRows(firstSeg, arith::AddIOp::create(b, loc, lastSeg, c64(1)), begin, end);
+    scf::YieldOp::create(b, loc, ValueRange{firstSeg});
   }
 
   /// One segment: vectors [first, nvec) step `step` from srcBase + srcSeg

@@ -376,6 +376,14 @@ mlir::pool::deriveKernelSpecs(ModelOp model) {
   if (rs)
     rowSpaceKernels(model, rs, out);
   arenaKernels(model, rs, out);
+  // The kernels that walk a segment table by default walk it in tiles of
+  // kGpuTileVectors, kGpuTableUnroll vectors in flight per thread.
+  for (KernelSpec &k : out)
+    if (k.segments.size() >= kSegmentTableMin) {
+      k.tableWalk = 1;
+      k.tileVectors = kGpuTileVectors;
+      k.unroll = kGpuTableUnroll;
+    }
   return out;
 }
 
@@ -413,5 +421,9 @@ void mlir::pool::KernelTuning::apply(std::vector<KernelSpec> &specs) const {
       k.segmentTable = segmentTable;
     if (minBlocks)
       k.minBlocksPerSM = minBlocks;
+    if (tableWalk >= 0)
+      k.tableWalk = tableWalk;
+    if (tileVectors > 0)
+      k.tileVectors = tileVectors;
   }
 }

@@ -75,6 +75,8 @@ struct KernelTuning {
   int streaming = -1;  // -1: the compiler's choice, else 0 or 1
   int segmentTable = -1; // -1: the compiler's choice, 0 never, 1 always
   unsigned minBlocks = 0; // 0: the compiler's choice, else 1..32
+  int tableWalk = -1;     // -1: the compiler's choice, 0 chunks, 1 tiles
+  int64_t tileVectors = 0; // 0: the compiler's choice, else a multiple of 256
   void apply(std::vector<KernelSpec> &specs) const;
 };
 
@@ -108,6 +110,12 @@ struct KernelSpec {
   /// kSegmentTableMin segments (checkpoint images), else 0 or 1 as poolc's
   /// --gpu-segment-table says. The byte movement is the same either way.
   int segmentTable = -1;
+  /// How a block walks a segment table: 0, one contiguous chunk of the
+  /// item per block (on the host, one chunk: the whole item); 1, tiles of
+  /// 256 * unroll vectors dealt round the item's blocks.
+  int tableWalk = 0;
+  /// The tile walk's tile, in vectors (a multiple of 256).
+  int64_t tileVectors = 1024;
   /// The item's id tuple, one entry per position (idsPerItem() of them);
   /// filled for every kernel (deriveKernelSpecs), from srcId/dstId unless
   /// the sides are Tuple.
@@ -141,6 +149,15 @@ constexpr unsigned kBlockThreads = 256;
 /// small images keep their constants in the code (bench/RESULTS.md,
 /// 2026-12-04).
 constexpr size_t kSegmentTableMin = 32;
+/// Those kernels walk their table in tiles of 4,096 vectors (64 KiB) dealt
+/// round the item's blocks, four vectors in flight per thread: on the H200
+/// V4 Pro's image store, restore, gather and scatter moved at 85.8, 86.7,
+/// 84.5 and 86.8% of a memcpy at the launcher's grid, against 79.8, 80.1,
+/// 82.6 and 82.4% for one chunk per block at unroll 2; tiles of 1,024 and
+/// 16,384 vectors and unroll 2 or 8 measured lower (bench/RESULTS.md,
+/// 2026-12-04).
+constexpr int64_t kGpuTileVectors = 4096;
+constexpr unsigned kGpuTableUnroll = 4;
 inline bool usesSegmentTable(const KernelSpec &k) {
   return k.segmentTable >= 0 ? k.segmentTable != 0
                              : k.segments.size() >= kSegmentTableMin;

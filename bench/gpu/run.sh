@@ -141,7 +141,9 @@ python_on_device() {
 # the same with one unrolled loop per segment (--gpu-segment-table=false:
 # the kernels before the segment table), tN with a segment table in every
 # kernel (each block copies one chunk of the item's concatenated
-# segments), mN the compiler's kernels with --gpu-min-blocks N (registers
+# segments), cN the compiler's tables walked in chunks, wN in tiles dealt
+# round the item's blocks (--gpu-table-walk=tile; wN-T with tiles of T
+# vectors), xN (xN-T) a tile-walked table in every kernel, mN the compiler's kernels with --gpu-min-blocks N (registers
 # left for N blocks an SM); gpu_check times them side by side in one run.
 VARIANTS=${VARIANTS:-l2 u1 l1 u4 s2}
 prepare_kernels() {
@@ -150,7 +152,7 @@ prepare_kernels() {
     --targets sm_90,host -o .gpu-carry/model.poolpack
   "./$BUILD/bin/pool-kernel-check" "$MODEL" --budget "$BUDGET" --max-num-seqs "$SEQS" \
     --gpu-plan .gpu-carry/plan.txt 2>/dev/null
-  rm -f .gpu-carry/model-[ustlm]*.poolpack
+  rm -f .gpu-carry/model-[ustlmwxc]*.poolpack
   local v knobs
   for v in $VARIANTS; do
     case "$v" in
@@ -158,8 +160,13 @@ prepare_kernels() {
     s[1-8]) knobs="--gpu-unroll ${v#s} --gpu-streaming" ;;
     l[1-8]) knobs="--gpu-unroll ${v#l} --gpu-streaming=false --gpu-segment-table=false" ;;
     t[1-8]) knobs="--gpu-unroll ${v#t} --gpu-streaming=false --gpu-segment-table" ;;
+    c[1-8]) knobs="--gpu-unroll ${v#c} --gpu-streaming=false --gpu-table-walk=chunk" ;;
+    w[1-8]) knobs="--gpu-unroll ${v#w} --gpu-streaming=false --gpu-table-walk=tile" ;;
+    w[1-8]-[1-9]*) knobs="--gpu-unroll ${v:1:1} --gpu-streaming=false --gpu-table-walk=tile --gpu-tile-vectors ${v#w?-}" ;;
+    x[1-8]-[1-9]*) knobs="--gpu-unroll ${v:1:1} --gpu-streaming=false --gpu-segment-table --gpu-table-walk=tile --gpu-tile-vectors ${v#x?-}" ;;
+    x[1-8]) knobs="--gpu-unroll ${v#x} --gpu-streaming=false --gpu-segment-table --gpu-table-walk=tile" ;;
     m[1-9]|m[1-3][0-9]) knobs="--gpu-min-blocks ${v#m}" ;;
-    *) echo "run.sh: variant '$v': expected uN, sN, lN or tN (N in 1..8) or mN (N in 1..32)" >&2; return 2 ;;
+    *) echo "run.sh: variant '$v': expected uN, sN, lN, tN, cN, wN or xN (N in 1..8), wN-T or xN-T (T vectors a tile) or mN (N in 1..32)" >&2; return 2 ;;
     esac
     # shellcheck disable=SC2086
     "./$BUILD/bin/poolc" "$MODEL" --budget "$BUDGET" --max-num-seqs "$SEQS" \
@@ -173,7 +180,7 @@ gpu_check_on_device() {
     bench/gpu/gpu_check.cpp runtime/layout/*.cpp -DXXH_INLINE_ALL -ldl \
     -o /tmp/gpu_check
   local variants=() f
-  for f in .gpu-carry/model-[ustlm]*.poolpack; do
+  for f in .gpu-carry/model-[ustlmwxc]*.poolpack; do
     [ -e "$f" ] && variants+=("$(basename "$f" .poolpack | sed 's/^model-//')=$f")
   done
   /tmp/gpu_check .gpu-carry/model.poolpack .gpu-carry/plan.txt "${variants[@]}"

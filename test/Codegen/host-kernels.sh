@@ -2,7 +2,10 @@
 # Runs every generated kernel, lowered to the host, against the plain
 # reference in pool-kernel-check, for every bundled model: at 150 GiB (slots
 # and blocks more than 100 GiB into a sparse arena, so every address is past
-# 4 GiB) and at a small budget, with random pairs and ids.
+# 4 GiB) and at a small budget, with random pairs and ids; at the small
+# budget also with a segment table in every kernel, walked in chunks and in
+# tiles (poolc's --gpu-segment-table, --gpu-table-walk=tile), so both walks
+# are checked on every model whatever the default picks.
 set -u
 checker=$1
 models=$2
@@ -21,6 +24,14 @@ for model in "$models"/*.yaml; do
     if ! "$checker" "$model" --budget "$1" --max-num-seqs "$2" --items "$3" \
         --seed $((count + 7)); then
       echo "FAIL: $(basename "$model") at $1"
+      failed=$((failed + 1))
+    fi
+  done
+  for walk in "" "--tile-walk"; do
+    # shellcheck disable=SC2086
+    if ! "$checker" "$model" --budget "$1" --max-num-seqs "$2" --items "$3" \
+        --seed $((count + 11)) --segment-table $walk; then
+      echo "FAIL: $(basename "$model") at $1 with a segment table $walk"
       failed=$((failed + 1))
     fi
   done

@@ -54,6 +54,14 @@ static cl::opt<int64_t> maxNumSeqs("max-num-seqs", cl::Required);
 static cl::opt<int64_t> numItems("items", cl::init(4),
                                  cl::desc("items per kernel launch"));
 static cl::opt<unsigned> seed("seed", cl::init(1));
+static cl::opt<bool> segmentTable(
+    "segment-table",
+    cl::desc("lower every kernel with a segment table (poolc --gpu-segment-table)"),
+    cl::init(false));
+static cl::opt<bool> tileWalk(
+    "tile-walk",
+    cl::desc("walk the segment tables in tiles (poolc --gpu-table-walk=tile)"),
+    cl::init(false));
 static cl::list<std::string> params("param");
 static cl::opt<std::string> gpuPlan(
     "gpu-plan",
@@ -1292,6 +1300,12 @@ bool compile(const ::pool::CompileOptions &opts, poolrt::SolvedLayout &layout,
   if (failed(derived))
     return false;
   specs = std::move(*derived);
+  mlir::pool::KernelTuning tuning;
+  if (segmentTable)
+    tuning.segmentTable = 1;
+  if (tileWalk)
+    tuning.tableWalk = 1;
+  tuning.apply(specs);
   MLIRContext kctx;
   kctx.printOpOnDiagnostic(false);
   ::pool::registerKernelLowering(kctx);

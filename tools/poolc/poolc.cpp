@@ -94,11 +94,28 @@ static cl::opt<unsigned> gpuMinBlocks(
     cl::desc("GPU kernels: 256-thread blocks per SM (CU) the backend must leave registers for, "
              "1 to 32 (default: the backend's choice; for measuring the kernels)"),
     cl::init(0), cl::cat(poolcCat));
+enum class TableWalk { Chunk, Tile };
+static cl::opt<TableWalk> gpuTableWalk(
+    "gpu-table-walk",
+    cl::desc("GPU kernels with a segment table: how a block walks the item (default: the "
+             "compiler's choice; for measuring the kernels)"),
+    cl::values(clEnumValN(TableWalk::Chunk, "chunk", "one contiguous chunk per block"),
+               clEnumValN(TableWalk::Tile, "tile",
+                          "tiles of 256 x unroll vectors dealt round the blocks")),
+    cl::cat(poolcCat));
+static cl::opt<int64_t> gpuTileVectors(
+    "gpu-tile-vectors",
+    cl::desc("GPU kernels walking a segment table in tiles: 16-byte vectors a tile, a "
+             "multiple of 256 up to 1048576 (default: the compiler's choice; for measuring)"),
+    cl::init(0), cl::cat(poolcCat));
 /// The knobs given (the out-of-range unroll and min-blocks are refused in main).
 static mlir::pool::KernelTuning tuning() {
   mlir::pool::KernelTuning t;
   t.unroll = gpuUnroll;
   t.minBlocks = gpuMinBlocks;
+  t.tileVectors = gpuTileVectors;
+  if (gpuTableWalk.getNumOccurrences())
+    t.tableWalk = gpuTableWalk == TableWalk::Tile ? 1 : 0;
   if (gpuStreaming.getNumOccurrences())
     t.streaming = gpuStreaming ? 1 : 0;
   if (gpuSegmentTable.getNumOccurrences())
@@ -128,6 +145,10 @@ int main(int argc, char **argv) {
     return usage("an artifact is binary: give -o FILE.poolpack");
   if (gpuUnroll.getNumOccurrences() && (gpuUnroll < 1 || gpuUnroll > 8))
     return usage("--gpu-unroll " + std::to_string(gpuUnroll) + ": expected 1 to 8");
+  if (gpuTileVectors.getNumOccurrences() &&
+      (gpuTileVectors < 256 || gpuTileVectors > (1 << 20) || gpuTileVectors % 256 != 0))
+    return usage("--gpu-tile-vectors " + std::to_string(gpuTileVectors) +
+                 ": expected a multiple of 256 from 256 to 1048576");
   if (gpuMinBlocks.getNumOccurrences() && (gpuMinBlocks < 1 || gpuMinBlocks > 32))
     return usage("--gpu-min-blocks " + std::to_string(gpuMinBlocks) + ": expected 1 to 32");
   ::pool::CompileOptions opts;
