@@ -56,7 +56,7 @@ struct Emitter {
   /// level); null: every segment gets its own loop.
   Operation *table = nullptr;
   unsigned tableSpace = 0; // the table's address space (4: constant on GPUs)
-  /// The launch, for the table's chunked walk: block x, thread x, grid x,
+  /// The launch, for the table walks: block x, thread x, grid x,
   /// threads per block (the host: 0, 0, 1, 1).
   Value blockX, threadX, gridX;
   int64_t threads = 1;
@@ -429,7 +429,7 @@ void buildGpuKernel(OpBuilder &b, Location loc, const KernelSpec &k, bool amd) {
                 b.getI32IntegerAttr(int32_t(k.minBlocksPerSM)));
   OpBuilder::InsertionGuard guard(b);
   b.setInsertionPointToStart(&fn.getBody().front());
-  Emitter e{b, loc, k, amd, 1, std::max(1u, k.unroll), fn.getOperation(), 4};
+  Emitter e{b, loc, k, amd, 1, gpuUnrollOf(k), fn.getOperation(), 4};
   Block &entry = fn.getBody().front();
   Value arena = entry.getArgument(0), staging = entry.getArgument(1),
         ids = entry.getArgument(2), gridX = entry.getArgument(4);

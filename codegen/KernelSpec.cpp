@@ -376,14 +376,6 @@ mlir::pool::deriveKernelSpecs(ModelOp model) {
   if (rs)
     rowSpaceKernels(model, rs, out);
   arenaKernels(model, rs, out);
-  // The kernels that walk a segment table by default walk it in tiles of
-  // kGpuTileVectors, kGpuTableUnroll vectors in flight per thread.
-  for (KernelSpec &k : out)
-    if (k.segments.size() >= kSegmentTableMin) {
-      k.tableWalk = 1;
-      k.tileVectors = kGpuTileVectors;
-      k.unroll = kGpuTableUnroll;
-    }
   return out;
 }
 

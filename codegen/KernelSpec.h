@@ -63,6 +63,15 @@ struct IdSlot {
 /// 2 measured best on the H200 at the runtime's grid (bench/RESULTS.md,
 /// 2026-12-03): 4 and 8 help the big copies and lose more on the blocks.
 constexpr unsigned kGpuUnroll = 2;
+/// A kernel that walks a segment table (usesSegmentTable) walks it in
+/// tiles of 4,096 vectors (64 KiB) dealt round the item's blocks, four
+/// vectors in flight per thread: on the H200 V4 Pro's image store,
+/// restore, gather and scatter moved at 85.6, 86.6, 84.5 and 86.9% of a
+/// memcpy at the launcher's grid, against 79.8, 80.2, 82.8 and 82.4% for
+/// one chunk per block at unroll 2; tiles of 256, 512, 1,024 and 16,384
+/// vectors and unroll 2 or 8 measured lower (bench/RESULTS.md, 2026-12-04).
+constexpr int64_t kGpuTileVectors = 4096;
+constexpr unsigned kGpuTableUnroll = 4;
 /// KernelSpec::streaming unless poolc's --gpu-streaming says otherwise:
 /// off, it measured no different on the H200 (bench/RESULTS.md).
 constexpr bool kGpuStreaming = false;
@@ -93,7 +102,9 @@ struct KernelSpec {
   int64_t stagingStride = 0; // bytes per item in staging (0: no staging)
   int64_t maxId = 0;       // ids must lie in [0, maxId)
   unsigned vecBytes = 16;  // widest access every address and length allows
-  unsigned unroll = kGpuUnroll; // GPU: vectors in flight per thread (1..8)
+  /// GPU: vectors in flight per thread (1..8); 0, the compiler's choice
+  /// (gpuUnrollOf: kGpuUnroll, kGpuTableUnroll for a table kernel).
+  unsigned unroll = 0;
   /// GPU: each source byte is read once and never written while the kernel
   /// runs (the launcher refuses a batch that reads and writes one id), so
   /// loads are invariant and nontemporal, stores nontemporal: NVPTX reads
@@ -110,12 +121,12 @@ struct KernelSpec {
   /// kSegmentTableMin segments (checkpoint images), else 0 or 1 as poolc's
   /// --gpu-segment-table says. The byte movement is the same either way.
   int segmentTable = -1;
-  /// How a block walks a segment table: 0, one contiguous chunk of the
-  /// item per block (on the host, one chunk: the whole item); 1, tiles of
-  /// 256 * unroll vectors dealt round the item's blocks.
-  int tableWalk = 0;
-  /// The tile walk's tile, in vectors (a multiple of 256).
-  int64_t tileVectors = 1024;
+  /// How a block walks a segment table: 1, tiles of tileVectors vectors
+  /// dealt round the item's blocks (the host's one "thread" walks the same
+  /// tiles); 0, one contiguous chunk of the item per block (on the host,
+  /// the whole item).
+  int tableWalk = 1;
+  int64_t tileVectors = kGpuTileVectors; // a multiple of 256
   /// The item's id tuple, one entry per position (idsPerItem() of them);
   /// filled for every kernel (deriveKernelSpecs), from srcId/dstId unless
   /// the sides are Tuple.
@@ -141,26 +152,24 @@ constexpr unsigned kBlockThreads = 256;
 
 /// Kernels with at least this many segments walk a segment table unless
 /// told otherwise: per-segment loops made a four-target V4-Pro compile
-/// 6.4 s (122-141 segments per image kernel), the table 0.27 s, and on the
-/// H200 the table moved Pro's images at 80% of a memcpy against the loops'
-/// 64% at the launcher's grid; below this the loops win on the GPU (V4
-/// Flash's 17-segment images: 90% against the table's 83%) and compile
-/// fast, so the slot, group and block kernels (1 to 3 segments) and the
-/// small images keep their constants in the code (bench/RESULTS.md,
-/// 2026-12-04).
+/// 11.0 s on a 2-core box (122-141 segments per image kernel), the tables
+/// 0.7-1.0 s, and on the H200 the tile-walked table moved Pro's image store
+/// and restore at 86% of a memcpy against the loops' 65% at the launcher's
+/// grid. Below this the loops win on the GPU (V4 Flash's 17-segment images:
+/// 90% against 88% tile-walked) and compile fast, so the slot, group and
+/// block kernels (1 to 3 segments) and the small images keep their
+/// constants in the code (bench/RESULTS.md, 2026-12-04).
 constexpr size_t kSegmentTableMin = 32;
-/// Those kernels walk their table in tiles of 4,096 vectors (64 KiB) dealt
-/// round the item's blocks, four vectors in flight per thread: on the H200
-/// V4 Pro's image store, restore, gather and scatter moved at 85.8, 86.7,
-/// 84.5 and 86.8% of a memcpy at the launcher's grid, against 79.8, 80.1,
-/// 82.6 and 82.4% for one chunk per block at unroll 2; tiles of 1,024 and
-/// 16,384 vectors and unroll 2 or 8 measured lower (bench/RESULTS.md,
-/// 2026-12-04).
-constexpr int64_t kGpuTileVectors = 4096;
-constexpr unsigned kGpuTableUnroll = 4;
 inline bool usesSegmentTable(const KernelSpec &k) {
   return k.segmentTable >= 0 ? k.segmentTable != 0
                              : k.segments.size() >= kSegmentTableMin;
+}
+/// The GPU unroll a kernel gets: its own when tuned, else the table or
+/// loop kernels' default.
+inline unsigned gpuUnrollOf(const KernelSpec &k) {
+  if (k.unroll)
+    return k.unroll;
+  return usesSegmentTable(k) ? kGpuTableUnroll : kGpuUnroll;
 }
 
 } // namespace mlir::pool

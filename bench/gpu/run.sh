@@ -142,9 +142,10 @@ python_on_device() {
 # the kernels before the segment table), tN with a segment table in every
 # kernel (each block copies one chunk of the item's concatenated
 # segments), cN the compiler's tables walked in chunks, wN in tiles dealt
-# round the item's blocks (--gpu-table-walk=tile; wN-T with tiles of T
-# vectors), xN (xN-T) a tile-walked table in every kernel, mN the compiler's kernels with --gpu-min-blocks N (registers
-# left for N blocks an SM); gpu_check times them side by side in one run.
+# round the item's blocks (--gpu-table-walk=tile, the default; wN-T with
+# tiles of T vectors), xN (xN-T) a tile-walked table in every kernel, mN
+# the compiler's kernels with --gpu-min-blocks N (registers left for N
+# blocks an SM); gpu_check times them side by side in one run.
 VARIANTS=${VARIANTS:-l2 u1 l1 u4 s2}
 prepare_kernels() {
   mkdir -p .gpu-carry
@@ -159,7 +160,7 @@ prepare_kernels() {
     u[1-8]) knobs="--gpu-unroll ${v#u} --gpu-streaming=false" ;;
     s[1-8]) knobs="--gpu-unroll ${v#s} --gpu-streaming" ;;
     l[1-8]) knobs="--gpu-unroll ${v#l} --gpu-streaming=false --gpu-segment-table=false" ;;
-    t[1-8]) knobs="--gpu-unroll ${v#t} --gpu-streaming=false --gpu-segment-table" ;;
+    t[1-8]) knobs="--gpu-unroll ${v#t} --gpu-streaming=false --gpu-segment-table --gpu-table-walk=chunk" ;;
     c[1-8]) knobs="--gpu-unroll ${v#c} --gpu-streaming=false --gpu-table-walk=chunk" ;;
     w[1-8]) knobs="--gpu-unroll ${v#w} --gpu-streaming=false --gpu-table-walk=tile" ;;
     w[1-8]-[1-9]*) knobs="--gpu-unroll ${v:1:1} --gpu-streaming=false --gpu-table-walk=tile --gpu-tile-vectors ${v#w?-}" ;;

@@ -3,9 +3,10 @@
 # reference in pool-kernel-check, for every bundled model: at 150 GiB (slots
 # and blocks more than 100 GiB into a sparse arena, so every address is past
 # 4 GiB) and at a small budget, with random pairs and ids; at the small
-# budget also with a segment table in every kernel, walked in chunks and in
-# tiles (poolc's --gpu-segment-table, --gpu-table-walk=tile), so both walks
-# are checked on every model whatever the default picks.
+# budget also with a segment table in every kernel, walked in tiles (the
+# default) and in chunks (poolc's --gpu-segment-table,
+# --gpu-table-walk=chunk), so both walks are checked on every model
+# whatever the default picks.
 set -u
 checker=$1
 models=$2
@@ -27,7 +28,7 @@ for model in "$models"/*.yaml; do
       failed=$((failed + 1))
     fi
   done
-  for walk in "" "--tile-walk"; do
+  for walk in "" "--chunk-walk"; do
     # shellcheck disable=SC2086
     if ! "$checker" "$model" --budget "$1" --max-num-seqs "$2" --items "$3" \
         --seed $((count + 11)) --segment-table $walk; then

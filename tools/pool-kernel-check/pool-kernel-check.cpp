@@ -58,9 +58,10 @@ static cl::opt<bool> segmentTable(
     "segment-table",
     cl::desc("lower every kernel with a segment table (poolc --gpu-segment-table)"),
     cl::init(false));
-static cl::opt<bool> tileWalk(
-    "tile-walk",
-    cl::desc("walk the segment tables in tiles (poolc --gpu-table-walk=tile)"),
+static cl::opt<bool> chunkWalk(
+    "chunk-walk",
+    cl::desc("walk the segment tables in chunks, not the default tiles "
+             "(poolc --gpu-table-walk=chunk)"),
     cl::init(false));
 static cl::list<std::string> params("param");
 static cl::opt<std::string> gpuPlan(
@@ -1303,8 +1304,8 @@ bool compile(const ::pool::CompileOptions &opts, poolrt::SolvedLayout &layout,
   mlir::pool::KernelTuning tuning;
   if (segmentTable)
     tuning.segmentTable = 1;
-  if (tileWalk)
-    tuning.tableWalk = 1;
+  if (chunkWalk)
+    tuning.tableWalk = 0;
   tuning.apply(specs);
   MLIRContext kctx;
   kctx.printOpOnDiagnostic(false);

@@ -101,7 +101,7 @@ static cl::opt<TableWalk> gpuTableWalk(
              "compiler's choice; for measuring the kernels)"),
     cl::values(clEnumValN(TableWalk::Chunk, "chunk", "one contiguous chunk per block"),
                clEnumValN(TableWalk::Tile, "tile",
-                          "tiles of 256 x unroll vectors dealt round the blocks")),
+                          "tiles of --gpu-tile-vectors vectors dealt round the blocks")),
     cl::cat(poolcCat));
 static cl::opt<int64_t> gpuTileVectors(
     "gpu-tile-vectors",

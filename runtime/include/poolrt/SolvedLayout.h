@@ -239,9 +239,9 @@ const KernelInfo *findKernel(const std::vector<KernelInfo> &kernels,
 /// launcher's and the GPU bench's one rule): enough 256-thread blocks that
 /// each thread moves about one vector of the item's segments together, at
 /// most 16 blocks per SM of a 132-SM part across the items. The kernels
-/// are grid-stride loops (a table kernel gives each block one contiguous
-/// chunk of the item's concatenated segments, codegen/KernelGen.cpp), so
-/// any width is correct; the total rather than the widest segment sizes it
+/// are grid-stride loops (a table kernel deals the item's segments, end to
+/// end, to its blocks in tiles or chunks, codegen/KernelGen.cpp), so any
+/// width is correct; the total rather than the widest segment sizes it
 /// because a table kernel spreads its blocks over all the segments.
 int64_t launchGridX(const KernelInfo &k, int64_t items);
 
