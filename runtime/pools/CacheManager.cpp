@@ -578,17 +578,28 @@ Admission CacheManager::admission(Request &r) {
   int64_t candidates = ensureHashes(r, std::max<int64_t>(0, nHash - 1));
   const std::vector<BlockHash> &cache = r.hashCache;
   size_t hbs = size_t(hashBlockSize());
-  // The indexed prefix, then the collision check over what was found: the
-  // stored tokens must be this block's tokens (by fingerprint, see
-  // tokenPrint). Fingerprints are computed only for found blocks, so a
-  // first admission hashes the chain alone. The scratch keeps its
-  // capacity: no allocation per admission once it has grown.
-  hitScratch_.resize(size_t(candidates));
-  size_t found = blocks_->indexedRun(cache.data(), size_t(candidates), hitScratch_.data());
-  ensurePrints(r, int64_t(found));
-  int64_t compressed = int64_t(
-      blocks_->printsMatchRun(hitScratch_.data(), r.printCache.data(), hbs, found));
-  hitScratch_.resize(size_t(compressed));
+  // The indexed prefix and the collision check over it (the stored tokens
+  // must be this block's tokens, by fingerprint: see tokenPrint), starting
+  // from the blocks the last attempt found. Fingerprints are computed only
+  // for found blocks, so a first admission hashes the chain alone: without
+  // them the index is matched first, then the found blocks, now as hints,
+  // against their prints. Nothing allocates once the hint has grown.
+  std::vector<BlockId> &ids = r.hitHint;
+  size_t hints = std::min(ids.size(), size_t(candidates));
+  ids.resize(size_t(candidates), kNoBlock);
+  size_t live = 0, matched;
+  if (int64_t(r.printCache.size()) >= candidates) {
+    matched = blocks_->matchRun(cache.data(), r.printCache.data(), hbs,
+                                size_t(candidates), ids.data(), hints, &live);
+  } else {
+    size_t found = blocks_->matchRun(cache.data(), nullptr, hbs,
+                                     size_t(candidates), ids.data(), hints);
+    ensurePrints(r, int64_t(found));
+    matched = blocks_->matchRun(cache.data(), r.printCache.data(), hbs, found,
+                                ids.data(), found, &live);
+  }
+  ids.resize(matched);
+  int64_t compressed = int64_t(matched);
   // Every consumer reads at most `compressed` entries: no copy needed.
   const std::vector<BlockHash> &all = cache;
   // A hybrid model's index is the joint one: a hit counts as indexed only
@@ -597,17 +608,21 @@ Admission CacheManager::admission(Request &r) {
   compressed = windowHit(r, compressed);
   int64_t cached = gatedHit(r, compressed, all, false);
   r.numCompressedHitBlocks = compressed;
-  int64_t live = 0;
-  for (int64_t i = 0; i < cached; ++i)
-    if (blocks_->isUsed(hitScratch_[size_t(i)]))
-      ++live;
+  // The match counted the used blocks of the whole indexed prefix; a gate
+  // or a window that cut the hit shorter needs the count of what is left.
+  if (cached < fullIndexed) {
+    live = 0;
+    for (int64_t i = 0; i < cached; ++i)
+      if (blocks_->isUsed(ids[size_t(i)]))
+        ++live;
+  }
   recordDemand(r, cached, compressed, all);
   std::optional<BlockHash> protectedHash;
   if (cached > 0)
     protectedHash = all[size_t(cached - 1)];
   out.indexedBlocks = compressed;
-  if (!pageUnitsFor(nHash - live, protectedHash) ||
-      (!windows_.empty() && !windowReservesFor(nHash - live))) {
+  if (!pageUnitsFor(nHash - int64_t(live), protectedHash) ||
+      (!windows_.empty() && !windowReservesFor(nHash - int64_t(live)))) {
     out.reason = "blocks";
     return out;
   }
@@ -682,19 +697,20 @@ Status CacheManager::allocate(Request &r, int64_t numCached) {
 
 Status CacheManager::allocateBlocksAndState(Request &r, int64_t numCached) {
   const std::vector<BlockHash> &hashes = r.hashCache;
-  // canAllocate just looked these up: claim them while each block is still
+  const std::vector<BlockId> &hint = r.hitHint;
+  // canAllocate just matched these: claim them while each block is still
   // indexed under this request's hash (a batch, no per-block status), and
   // take the checked path below from the first that is not.
-  size_t fast = numCached <= int64_t(hitScratch_.size())
-                    ? blocks_->claimIndexedRun(hitScratch_.data(), hashes.data(),
+  size_t fast = numCached <= int64_t(hint.size())
+                    ? blocks_->claimIndexedRun(hint.data(), hashes.data(),
                                                size_t(numCached))
                     : 0;
-  r.blockTable.insert(r.blockTable.end(), hitScratch_.begin(),
-                      hitScratch_.begin() + int64_t(fast));
+  r.blockTable.insert(r.blockTable.end(), hint.begin(),
+                      hint.begin() + int64_t(fast));
   for (int64_t i = int64_t(fast); i < numCached; ++i) {
     // Re-check each id from its block (indexedAs) instead of probing the
     // index again.
-    BlockId b = size_t(i) < hitScratch_.size() ? hitScratch_[size_t(i)] : kNoBlock;
+    BlockId b = size_t(i) < hint.size() ? hint[size_t(i)] : kNoBlock;
     if (!blocks_->indexedAs(b, hashes[size_t(i)])) {
       // Not what canAllocate found: look it up and run the collision check
       // here (a caller may allocate without asking first).

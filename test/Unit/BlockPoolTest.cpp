@@ -602,24 +602,27 @@ TEST(BlockPoolIndex, LookupRunAndClaimIndexedRunStopAtTheFirstMiss) {
   std::vector<uint64_t> prints = {tokenPrint(toks[0].data(), 2), tokenPrint(toks[1].data(), 2),
                                   tokenPrint(want2.data(), 2), tokenPrint(toks[3].data(), 2)};
   std::vector<BlockId> out(4);
-  EXPECT_EQ(pool.lookupRun(h.data(), prints.data(), 2, 4, out.data()), 2u);
+  size_t live = 99;
+  EXPECT_EQ(pool.matchRun(h.data(), prints.data(), 2, 4, out.data(), 0, &live), 2u);
   EXPECT_EQ(out[0], BlockId(0));
   EXPECT_EQ(out[1], BlockId(1));
+  EXPECT_EQ(live, 1u); // block 1 is held, block 0 cached
   // A different token count per block is a miss too.
-  EXPECT_EQ(pool.lookupRun(h.data(), prints.data(), 3, 4, out.data()), 0u);
+  EXPECT_EQ(pool.matchRun(h.data(), prints.data(), 3, 4, out.data(), 0), 0u);
 
-  // The two halves agree with it: all four hashes are indexed, and the
-  // fingerprints stop the run at block 2 (and at 0 for another count).
+  // Without prints only the index is matched: all four hashes are indexed
+  // (the fifth is not); matching the found ids again as hints with the
+  // prints stops at block 2 (and at 0 for another count).
   std::vector<BlockId> found(5);
   std::vector<BlockHash> h5 = {11, 22, 33, 44, 55};
-  EXPECT_EQ(pool.indexedRun(h5.data(), 5, found.data()), 4u);
+  EXPECT_EQ(pool.matchRun(h5.data(), nullptr, 2, 5, found.data(), 0), 4u);
   for (int b = 0; b < 4; ++b)
     EXPECT_EQ(found[size_t(b)], BlockId(b));
-  EXPECT_EQ(pool.printsMatchRun(found.data(), prints.data(), 2, 4), 2u);
-  EXPECT_EQ(pool.printsMatchRun(found.data(), prints.data(), 3, 4), 0u);
-  EXPECT_EQ(pool.printsMatchRun(found.data(), prints.data(), 2, 0), 0u);
+  EXPECT_EQ(pool.matchRun(h5.data(), prints.data(), 2, 4, found.data(), 4), 2u);
+  EXPECT_EQ(pool.matchRun(h5.data(), prints.data(), 3, 4, found.data(), 4), 0u);
+  EXPECT_EQ(pool.matchRun(h5.data(), prints.data(), 2, 0, found.data(), 4), 0u);
   std::vector<BlockHash> missFirst = {99, 11};
-  EXPECT_EQ(pool.indexedRun(missFirst.data(), 2, found.data()), 0u);
+  EXPECT_EQ(pool.matchRun(missFirst.data(), nullptr, 2, 2, found.data(), 0), 0u);
 
   // Claims in order while each id is indexed under its hash: the cached
   // block 0 becomes held, block 1 gains a reference; block 5 (never
@@ -638,6 +641,82 @@ TEST(BlockPoolIndex, LookupRunAndClaimIndexedRunStopAtTheFirstMiss) {
   EXPECT_EQ(pool.claimIndexedRun(ids.data(), wrong.data(), 1), 0u);
   EXPECT_EQ(*pool.refCount(BlockId(0)), 1);
   EXPECT_TRUE(pool.invariantsHold());
+}
+
+TEST(BlockPoolIndex, MatchRunWithHintsAnswersAsTheIndexDoes) {
+  // A chain of 40 published blocks (whole lanes of eight and a tail), then
+  // churn that evicts some, re-publishes some hashes on other blocks and
+  // holds others. Hints that are right, stale, out of the pool or garbage
+  // must give exactly the answer of probing the index block by block.
+  std::mt19937 rng(1234);
+  for (int round = 0; round < 200; ++round) {
+    const int n = 1 + int(rng() % 40), pool_blocks = 64;
+    BlockPool pool = BlockPool::create(pool_blocks).take();
+    const size_t len = static_cast<size_t>(n);
+    std::vector<BlockHash> h(len);
+    std::vector<uint64_t> prints(len);
+    std::vector<BlockId> orig(len);
+    for (int i = 0; i < n; ++i) {
+      h[size_t(i)] = 1000 + uint64_t(i) * 7919 + uint64_t(round);
+      std::vector<int32_t> tok = {i, round};
+      prints[size_t(i)] = tokenPrint(tok.data(), 2);
+      BlockId b = pool.pop().take();
+      ASSERT_TRUE(pool.allocate(b).ok());
+      ASSERT_TRUE(pool.publish(b, h[size_t(i)], tok.data(), 2).ok());
+      orig[size_t(i)] = b;
+    }
+    for (int i = n - 1; i >= 0; --i)
+      if (rng() % 3 != 0) { // a third stay held
+        ASSERT_TRUE(pool.free(orig[size_t(i)]).ok());
+      }
+    // Churn: fresh allocations evict the coldest cached blocks; some
+    // hashes move to another block with other tokens (a collision the
+    // prints must catch) or the same tokens (a hit on a new id).
+    int churn = int(rng() % 12);
+    for (int c = 0; c < churn && pool.numFree() > 0; ++c) {
+      BlockId b = pool.pop().take();
+      ASSERT_TRUE(pool.allocate(b).ok());
+      int i = int(rng() % uint32_t(n));
+      std::vector<int32_t> tok = {i, (rng() % 2) ? round : -1};
+      ASSERT_TRUE(pool.publish(b, h[size_t(i)], tok.data(), 2).ok());
+    }
+    // The answer by probing, block by block.
+    size_t want = 0, wantLive = 0;
+    std::vector<BlockId> wantIds;
+    for (; want < size_t(n); ++want) {
+      BlockId b = pool.lookup(h[want]);
+      if (!b.valid() || !pool.tokensMatch(b, 2, prints[want]))
+        break;
+      wantIds.push_back(b);
+      wantLive += pool.isUsed(b);
+    }
+    for (int kind = 0; kind < 4; ++kind) {
+      std::vector<BlockId> ids(len);
+      size_t hints = rng() % size_t(n + 1);
+      for (size_t i = 0; i < size_t(n); ++i) {
+        switch (kind) {
+        case 0: ids[i] = orig[i]; break;                          // as published
+        case 1: ids[i] = i < wantIds.size() ? wantIds[i] : orig[i]; break; // right
+        case 2: ids[i] = BlockId(int32_t(rng() % 200) - 50); break; // garbage
+        default: ids[i] = BlockId(int32_t(rng() % uint32_t(pool_blocks))); break;
+        }
+      }
+      size_t live = 12345;
+      size_t got = pool.matchRun(h.data(), prints.data(), 2, size_t(n), ids.data(),
+                                 hints, &live);
+      ASSERT_EQ(got, want) << "round " << round << " kind " << kind;
+      EXPECT_EQ(live, wantLive) << "round " << round << " kind " << kind;
+      for (size_t i = 0; i < got; ++i)
+        ASSERT_EQ(ids[i], wantIds[i]) << "round " << round << " block " << i;
+      // The index alone, then the prints over what it found.
+      std::vector<BlockId> two(len);
+      size_t found = pool.matchRun(h.data(), nullptr, 2, size_t(n), two.data(), 0);
+      EXPECT_GE(found, want);
+      EXPECT_EQ(pool.matchRun(h.data(), prints.data(), 2, found, two.data(), found),
+                want);
+    }
+    ASSERT_TRUE(pool.invariantsHold());
+  }
 }
 
 //===----------------------------------------------------------------------===//

@@ -97,6 +97,7 @@
 #include "poolrt/detail/TaggedIndex.h"
 #include "poolrt/detail/TypedId.h"
 
+#include <algorithm>
 #include <cstdint>
 #include <functional>
 #include <optional>
@@ -202,23 +203,23 @@ public:
   //--- content index ------------------------------------------------------//
   /// The block indexed under `h`, or kNoBlock.
   BlockId lookup(BlockHash h) const { return BlockId(index.find(h, keyOf())); }
-  /// Admission's probe of a whole prompt: how many of hashes[0..n), in
-  /// order, are indexed by blocks whose `count` tokens have fingerprint
-  /// prints[i] (the collision check of tokensMatch); their ids go to
-  /// out[0..k). One pass, one metadata line per block, no allocation.
-  inline size_t lookupRun(const BlockHash *hashes, const uint64_t *prints,
-                          size_t count, size_t n, BlockId *out) const;
-  /// lookupRun in two halves, for a caller whose fingerprints are not yet
-  /// computed: indexedRun finds how many of hashes[0..n) are indexed, in
-  /// order (ids to out[0..k)); printsMatchRun then says how many of those
-  /// k blocks hold `count` tokens with fingerprint prints[i]. Admission
-  /// computes the fingerprints only for the k found blocks (none on a
-  /// first admission).
-  inline size_t indexedRun(const BlockHash *hashes, size_t n, BlockId *out) const;
-  inline size_t printsMatchRun(const BlockId *ids, const uint64_t *prints,
-                               size_t count, size_t k) const;
+  /// Admission's match of a whole prompt, in one pass: how many of
+  /// hashes[0..n), in order, are indexed by blocks that hold `count` tokens
+  /// of fingerprint prints[i] (the collision check of tokensMatch); their
+  /// ids go to ids[0..k). ids[0..numHints) arrive holding hints, the ids an
+  /// earlier match found (a request's last attempt): a hint is taken where
+  /// its block is still indexed under that hash, which is exactly when the
+  /// index would return it, so hints change the cost, never the answer;
+  /// the index is probed only where a hint fails. `prints` null matches the
+  /// index alone (admission then computes fingerprints for the found blocks
+  /// only and matches again with those as hints). `live`, when given,
+  /// receives how many of the k matched blocks are used (held or raw).
+  /// No allocation; ids outside the pool are misses, never read.
+  inline size_t matchRun(const BlockHash *hashes, const uint64_t *prints,
+                         size_t count, size_t n, BlockId *ids, size_t numHints,
+                         size_t *live = nullptr) const;
   /// Claim ids[0..n) in order while each is indexed under hashes[i] and
-  /// held or cached (what lookupRun found, if nothing moved since); returns
+  /// held or cached (what matchRun found, if nothing moved since); returns
   /// how many it claimed. The first one that is not stops it, untouched,
   /// for the caller's checked path (claim, with its errors).
   inline size_t claimIndexedRun(const BlockId *ids, const BlockHash *hashes, size_t n);
@@ -461,71 +462,91 @@ inline Status BlockPool::claim(BlockId id) {
   return Status();
 }
 
-inline size_t BlockPool::lookupRun(const BlockHash *hashes, const uint64_t *want,
-                                   size_t count, size_t n, BlockId *out) const {
-  // No software prefetch: the probes are independent, and the core already
-  // overlaps their misses (measured: prefetching the home slots and the
-  // likely metadata ahead made a 2,048-block probe slower, not faster).
+inline size_t BlockPool::matchRun(const BlockHash *hashes, const uint64_t *prints,
+                                  size_t count, size_t n, BlockId *ids,
+                                  size_t numHints, size_t *live) const {
   const Meta *md = meta.data();
-  const int32_t limit = numBlocks_;
-  for (size_t i = 0; i < n; ++i) {
-    int32_t b = index.find(hashes[i], keyOf());
-    if (b < 0 || b >= limit)
-      return i;
+  const uint32_t limit = uint32_t(numBlocks_);
+  const size_t hinted = std::min(numHints, n);
+  size_t i = 0, used = 0;
+  // Hints, eight at a time with one branch per eight: a re-admission's
+  // whole prefix is usually still where the last attempt found it. An id
+  // outside the pool reads block 0 (in range whenever limit > 0) and is
+  // flagged, so nothing past the pool is loaded.
+  constexpr size_t kLanes = 8;
+  if (limit > 0) {
+    while (i + kLanes <= hinted) {
+      bool bad = false;
+      size_t u = 0;
+      for (size_t j = 0; j < kLanes; ++j) {
+        uint32_t b = uint32_t(ids[i + j].value);
+        bool in = b < limit;
+        const Meta &m = md[in ? b : 0];
+        bad |= !in | !m.indexed | (m.hash != hashes[i + j]);
+        if (prints)
+          bad |= !m.hasTokens | (m.printCount != count) | (m.print != prints[i + j]);
+        u += size_t(m.state == BlockState::Held) | size_t(m.state == BlockState::RawUnit);
+      }
+      if (bad)
+        break; // the scalar loop finds which one, and probes for it
+      used += u;
+      i += kLanes;
+    }
+  }
+  // One at a time: the hint where it still holds, else the index.
+  for (; i < n; ++i) {
+    int32_t b = i < hinted ? ids[i].value : kNil;
+    if (!indexedAs(BlockId(b), hashes[i])) {
+      b = index.find(hashes[i], keyOf());
+      if (b < 0 || b >= numBlocks_)
+        break;
+    }
     const Meta &m = md[b];
-    if (!m.hasTokens || m.printCount != count || m.print != want[i])
-      return i;
-    out[i] = BlockId(b);
+    if (prints && (!m.hasTokens || m.printCount != count || m.print != prints[i]))
+      break;
+    used += size_t(m.state == BlockState::Held) | size_t(m.state == BlockState::RawUnit);
+    ids[i] = BlockId(b);
   }
-  return n;
-}
-
-inline size_t BlockPool::indexedRun(const BlockHash *hashes, size_t n,
-                                    BlockId *out) const {
-  const int32_t limit = numBlocks_;
-  for (size_t i = 0; i < n; ++i) {
-    int32_t b = index.find(hashes[i], keyOf());
-    if (b < 0 || b >= limit)
-      return i;
-    out[i] = BlockId(b);
-  }
-  return n;
-}
-
-inline size_t BlockPool::printsMatchRun(const BlockId *ids, const uint64_t *want,
-                                        size_t count, size_t k) const {
-  const Meta *md = meta.data();
-  for (size_t i = 0; i < k; ++i) {
-    int32_t b = ids[i].value;
-    if (b < 0 || b >= numBlocks_)
-      return i;
-    const Meta &m = md[b];
-    if (!m.hasTokens || m.printCount != count || m.print != want[i])
-      return i;
-  }
-  return k;
+  if (live)
+    *live = used;
+  return i;
 }
 
 inline size_t BlockPool::claimIndexedRun(const BlockId *ids, const BlockHash *hashes,
                                          size_t n) {
+  // The counts and the list's ends stay in registers for the loop:
+  // written through `this`, every store to a block's metadata or links
+  // could alias them and force a reload per block.
   Meta *md = meta.data();
-  for (size_t i = 0; i < n; ++i) {
-    int32_t b = ids[i].value;
-    if (b < 0 || b >= numBlocks_)
-      return i;
-    Meta &m = md[b];
-    if (!m.indexed || m.hash != hashes[i])
-      return i;
-    if (m.state == BlockState::Held) {
-      ++m.refCount;
-      continue;
+  const int32_t limit = numBlocks_;
+  int32_t taken = 0;
+  size_t i = 0;
+  {
+    detail::IntrusiveLru::Batch cached(lru);
+    for (; i < n; ++i) {
+      int32_t b = ids[i].value;
+      if (b < 0 || b >= limit)
+        break;
+      Meta &m = md[b];
+      if (!m.indexed || m.hash != hashes[i])
+        break;
+      if (m.state == BlockState::Held) {
+        ++m.refCount;
+        continue;
+      }
+      // Indexed and not held: Cached or Popped (an indexed block is never
+      // Vacant); a popped one is left to the caller's checked path.
+      if (m.state != BlockState::Cached)
+        break;
+      cached.unlink(b);
+      m.refCount = 1;
+      m.state = BlockState::Held;
+      ++taken;
     }
-    if (m.state != BlockState::Cached)
-      return i;
-    takeNamed(b);
-    hold(m);
   }
-  return n;
+  numFree_ -= taken;
+  numUsed_ += taken;
+  return i;
 }
 
 inline Status BlockPool::publish(BlockId id, BlockHash h, const int32_t *toks,

@@ -73,6 +73,12 @@ struct Request {
   /// stores them) of the leading full hash blocks, for the collision check;
   /// computed once, like hashCache.
   mutable std::vector<uint64_t> printCache;
+  /// The blocks the last admission matched (its indexed prefix), kept as
+  /// hints: the next attempt checks each against the block's own metadata
+  /// and probes the index only where one no longer holds (BlockPool::
+  /// matchRun), and allocate claims from them. A hint never changes an
+  /// answer, only its cost; a stale one costs an index probe.
+  std::vector<BlockId> hitHint;
   /// Window classes (sliding / chunked attention; CacheManagerConfig::
   /// windowClasses, in that order): one block table each, indexed by block
   /// position like blockTable. kNoBlock where the block was released (it
@@ -440,7 +446,6 @@ private:
   std::vector<StateClass *> classes_;
   CacheFunnel funnel_;
   CacheStats stats_;
-  std::vector<BlockId> hitScratch_; // canAllocate: the hit's blocks
   /// Ids of live requests, where the PAGE-unit store keys checkpoint
   /// intents on them: two live requests of one id would share (and one's
   /// deallocation forget) the other's intents, so allocate refuses it.

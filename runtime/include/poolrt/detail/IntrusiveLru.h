@@ -82,6 +82,77 @@ public:
     l.prev = l.next = kNil;
   }
 
+private:
+  struct Link {
+    int32_t prev = kNil;
+    int32_t next = kNil;
+  };
+
+public:
+  /// A run of unlinks for a loop that claims many members (a prefix hit
+  /// takes a whole run of cached blocks). Two things make it cheaper than
+  /// unlink per id: the links and the list's ends are read through locals
+  /// (through `this`, every link store could alias the ends and force a
+  /// reload per id), and consecutive list neighbours are taken out as one
+  /// span whose outer links are written once when the span ends. Unlinked
+  /// one by one, each id would load the link its predecessor just stored
+  /// (a run freed together sits together in the list), a store-to-load
+  /// chain of several cycles per id. Nothing else may touch the list until
+  /// the batch is gone (its destructor closes the span and writes the ends
+  /// back).
+  class Batch {
+  public:
+    explicit Batch(IntrusiveLru &lru)
+        : lru(lru), l(lru.links.data()), h(lru.head), t(lru.tail) {}
+    ~Batch() {
+      close();
+      lru.head = h;
+      lru.tail = t;
+    }
+    Batch(const Batch &) = delete;
+    Batch &operator=(const Batch &) = delete;
+    /// unlink(id), for a member.
+    void unlink(int32_t id) {
+      assert(id >= 0 && size_t(id) < lru.links.size());
+      // Only the span's outer neighbours have stale links (before.next,
+      // after.prev, written at close), and neither is read here.
+      int32_t p = l[id].prev, n = l[id].next;
+      if (open && id == before) {
+        before = p; // the span grows toward the front
+      } else if (open && id == after) {
+        after = n; // ... or toward the back
+      } else {
+        close();
+        before = p;
+        after = n;
+        open = true;
+      }
+      l[id] = Link{};
+    }
+
+  private:
+    void close() {
+      if (!open)
+        return;
+      if (before != kNil)
+        l[before].next = after;
+      else
+        h = after;
+      if (after != kNil)
+        l[after].prev = before;
+      else
+        t = before;
+      open = false;
+    }
+    IntrusiveLru &lru;
+    Link *l;
+    int32_t h, t;
+    // The open span: its members are already out (links cleared); before
+    // and after are the members around it, still to be joined.
+    bool open = false;
+    int32_t before = kNil, after = kNil;
+  };
+
   /// Drop every member; O(capacity).
   void clear() {
     for (Link &l : links)
@@ -90,10 +161,6 @@ public:
   }
 
 private:
-  struct Link {
-    int32_t prev = kNil;
-    int32_t next = kNil;
-  };
   std::vector<Link> links;
   int32_t head = kNil, tail = kNil;
 };
