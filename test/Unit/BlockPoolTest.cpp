@@ -12,6 +12,7 @@
 #include "poolrt/PageUnitStore.h"
 #include "poolrt/detail/TaggedIndex.h"
 
+#include <array>
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -677,8 +678,12 @@ TEST(BlockPoolIndex, MatchRunWithHintsAnswersAsTheIndexDoes) {
       BlockId b = pool.pop().take();
       ASSERT_TRUE(pool.allocate(b).ok());
       int i = int(rng() % uint32_t(n));
-      std::vector<int32_t> tok = {i, (rng() % 2) ? round : -1};
-      ASSERT_TRUE(pool.publish(b, h[size_t(i)], tok.data(), 2).ok());
+      std::vector<int32_t> tok = {i, (rng() % 2) ? round : -1, 0};
+      // Also: the same hash with no tokens stored, or with three (each
+      // fails the collision check on its own field of the match word).
+      size_t count = std::array<size_t, 4>{2, 2, 0, 3}[rng() % 4];
+      ASSERT_TRUE(pool.publish(b, h[size_t(i)], count ? tok.data() : nullptr, count)
+                      .ok());
     }
     // The answer by probing, block by block.
     size_t want = 0, wantLive = 0;

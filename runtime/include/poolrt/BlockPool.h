@@ -98,7 +98,9 @@
 #include "poolrt/detail/TypedId.h"
 
 #include <algorithm>
+#include <cstddef>
 #include <cstdint>
+#include <cstring>
 #include <functional>
 #include <optional>
 #include <string>
@@ -171,10 +173,7 @@ public:
       return BlockState::Retired;
     return meta[size_t(b.value)].state;
   }
-  bool isUsed(BlockId b) const { // Held or RawUnit
-    BlockState s = state(b);
-    return s == BlockState::Held || s == BlockState::RawUnit;
-  }
+  bool isUsed(BlockId b) const { return usedState(state(b)); } // Held or RawUnit
   /// Whether the index maps `h` to `b` right now (lookup(h) == b), from
   /// the block alone: a block is indexed exactly when the index maps its
   /// hash to it. Lets a caller re-check an id it looked up earlier without
@@ -303,13 +302,44 @@ private:
   struct Meta {
     BlockHash hash = kNoHash;
     uint64_t print = 0;      // tokenPrint of tokens[b], where hasTokens
+    // printCount, indexed, hasTokens and the zero pad are one 8-byte word
+    // (matchWord): admission's per-block check of all three is one load
+    // and one compare.
     uint32_t printCount = 0; // the tokens it covers
-    int32_t refCount = 0;
-    BlockState state = BlockState::Retired;
     bool indexed = false;   // index[hash] == this block (the Q8 test, O(1))
     bool hasTokens = false; // tokens[b] non-empty; spares a cold read
+    uint16_t zero = 0;      // never written: keeps matchWord exact
+    int32_t refCount = 0;
+    BlockState state = BlockState::Retired;
   };
   static_assert(sizeof(Meta) == 32, "a Meta entry stays inside one cache line");
+  static_assert(offsetof(Meta, indexed) == offsetof(Meta, printCount) + 4 &&
+                    offsetof(Meta, hasTokens) == offsetof(Meta, printCount) + 5 &&
+                    offsetof(Meta, zero) == offsetof(Meta, printCount) + 6,
+                "matchWord reads printCount..zero as one word");
+  static uint64_t matchWord(const Meta &m) {
+    uint64_t w;
+    std::memcpy(&w, &m.printCount, sizeof w);
+    return w;
+  }
+  /// matchWord of an indexed block holding `count` tokens.
+  static uint64_t matchWordFor(size_t count) {
+    Meta m;
+    m.printCount = uint32_t(count);
+    m.indexed = true;
+    m.hasTokens = true;
+    return matchWord(m);
+  }
+  /// Held or RawUnit, from the state alone (the two are adjacent).
+  static bool usedState(BlockState s) {
+    return uint8_t(uint8_t(s) - uint8_t(BlockState::Held)) < 2;
+  }
+  static_assert(uint8_t(BlockState::RawUnit) == uint8_t(BlockState::Held) + 1,
+                "usedState reads Held and RawUnit as one range");
+  template <bool kPrints>
+  size_t matchRunImpl(const BlockHash *hashes, const uint64_t *prints,
+                      size_t count, size_t n, BlockId *ids, size_t numHints,
+                      size_t *live) const;
   /// The index's key of a block: the hash it holds (see TaggedIndex).
   struct KeyOf {
     const Meta *meta;
@@ -465,29 +495,54 @@ inline Status BlockPool::claim(BlockId id) {
 inline size_t BlockPool::matchRun(const BlockHash *hashes, const uint64_t *prints,
                                   size_t count, size_t n, BlockId *ids,
                                   size_t numHints, size_t *live) const {
+  // Two loops, not one with `if (prints)` in it: the test would run per
+  // block (the compiler does not unswitch the lane loop).
+  return prints ? matchRunImpl<true>(hashes, prints, count, n, ids, numHints, live)
+                : matchRunImpl<false>(hashes, prints, count, n, ids, numHints, live);
+}
+
+template <bool kPrints>
+inline size_t BlockPool::matchRunImpl(const BlockHash *hashes, const uint64_t *prints,
+                                      size_t count, size_t n, BlockId *ids,
+                                      size_t numHints, size_t *live) const {
   const Meta *md = meta.data();
   const uint32_t limit = uint32_t(numBlocks_);
   const size_t hinted = std::min(numHints, n);
   size_t i = 0, used = 0;
+  if (kPrints && count > 0xffffffffu) { // no block holds that many (publish)
+    if (live)
+      *live = 0;
+    return 0;
+  }
+  const uint64_t want = matchWordFor(count);
   // Hints, eight at a time with one branch per eight: a re-admission's
-  // whole prefix is usually still where the last attempt found it. An id
-  // outside the pool reads block 0 (in range whenever limit > 0) and is
-  // flagged, so nothing past the pool is loaded.
+  // whole prefix is usually still where the last attempt found it. Each
+  // block is three exact compares folded into one word (hash, print, and
+  // matchWord: count, indexed, has tokens). An id outside the pool reads
+  // block 0 (in range whenever limit > 0) and is flagged, so nothing past
+  // the pool is loaded.
   constexpr size_t kLanes = 8;
   if (limit > 0) {
     while (i + kLanes <= hinted) {
-      bool bad = false;
+      // Separate accumulators, each a chain: one folded expression gets
+      // reassociated into a tree whose leaves spill to the stack.
+      uint64_t badH = 0, badP = 0, badW = 0;
       size_t u = 0;
       for (size_t j = 0; j < kLanes; ++j) {
         uint32_t b = uint32_t(ids[i + j].value);
-        bool in = b < limit;
-        const Meta &m = md[in ? b : 0];
-        bad |= !in | !m.indexed | (m.hash != hashes[i + j]);
-        if (prints)
-          bad |= !m.hasTokens | (m.printCount != count) | (m.print != prints[i + j]);
-        u += size_t(m.state == BlockState::Held) | size_t(m.state == BlockState::RawUnit);
+        uint32_t in = uint32_t(b < limit);
+        badW |= in ^ 1u;
+        const Meta &m = md[b & (0u - in)]; // a mask, not a branch
+        badH |= m.hash ^ hashes[i + j];
+        if constexpr (kPrints) {
+          badP |= m.print ^ prints[i + j];
+          badW |= matchWord(m) ^ want;
+        } else {
+          badW |= uint64_t(!m.indexed);
+        }
+        u += size_t(usedState(m.state));
       }
-      if (bad)
+      if (badH | badP | badW)
         break; // the scalar loop finds which one, and probes for it
       used += u;
       i += kLanes;
@@ -502,9 +557,9 @@ inline size_t BlockPool::matchRun(const BlockHash *hashes, const uint64_t *print
         break;
     }
     const Meta &m = md[b];
-    if (prints && (!m.hasTokens || m.printCount != count || m.print != prints[i]))
+    if (kPrints && ((m.print ^ prints[i]) | (matchWord(m) ^ want)))
       break;
-    used += size_t(m.state == BlockState::Held) | size_t(m.state == BlockState::RawUnit);
+    used += size_t(usedState(m.state));
     ids[i] = BlockId(b);
   }
   if (live)
@@ -520,6 +575,7 @@ inline size_t BlockPool::claimIndexedRun(const BlockId *ids, const BlockHash *ha
   Meta *md = meta.data();
   const int32_t limit = numBlocks_;
   int32_t taken = 0;
+
   size_t i = 0;
   {
     detail::IntrusiveLru::Batch cached(lru);
