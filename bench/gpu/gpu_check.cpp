@@ -337,6 +337,83 @@ static void printPerRun(Gpu &g, const Plan &plan, const poolrt::SolvedLayout &la
   std::printf("(kernel ms: the runtime's own grid; run bytes: the mean run)\n");
 }
 
+// The hand-written probes (bench/gpu/copy_probe.cu, PTX built by nvcc on
+// the GPU machine and named by POOL_COPY_PROBE) over each case's runs, cut
+// into tiles of at most 16 KiB: ratios to the same memcpy as the base
+// table, and each probe's output checked against the host lowering.
+struct ProbeTile {
+  uint64_t dst, src;
+  uint32_t bytes, pad0;
+  uint64_t pad1;
+};
+static void printProbes(Gpu &g, const Plan &plan, const poolrt::SolvedLayout &layout,
+                        const std::vector<Timed> &timed) {
+  const char *path = std::getenv("POOL_COPY_PROBE");
+  if (!path || !*path)
+    return;
+  std::ifstream in(path, std::ios::binary);
+  std::stringstream text;
+  text << in.rdbuf();
+  if (!in || text.str().empty()) {
+    std::printf("\n(copy probe: cannot read %s)\n", path);
+    return;
+  }
+  std::string image = text.str() + std::string(1, '\0');
+  CUmodule mod;
+  check(cu.cuModuleLoadData(&mod, image.data()), "cuModuleLoadData(copy probe)");
+  CUfunction ldg, bulk;
+  check(cu.cuModuleGetFunction(&ldg, mod, "probe_ldg"), "probe_ldg");
+  check(cu.cuModuleGetFunction(&bulk, mod, "probe_bulk"), "probe_bulk");
+  std::printf("\n== hand-written probes over the same runs, %% of one cuMemcpyDtoDAsync of the "
+              "same bytes (best of grids 132 x {1,2,4,8}; ok = byte-identical to the host "
+              "lowering) ==\n%-20s %9s %10s %16s %16s\n",
+              "case", "tiles", "generated", "ldg x4", "bulk (TMA)");
+  for (size_t i = 0; i < plan.cases.size(); ++i) {
+    const Case &c = plan.cases[i];
+    const poolrt::KernelInfo *k =
+        poolrt::findKernel(layout.kernels, &poolrt::KernelInfo::name, c.kernel);
+    if (!k)
+      continue;
+    std::vector<ProbeTile> tiles;
+    bool aligned = true;
+    for (const Run &r : runsOf(g, c, *k)) {
+      aligned &= (r.dst % 16 == 0) && (r.src % 16 == 0) && (r.bytes % 16 == 0);
+      for (size_t o = 0; o < r.bytes; o += 16384)
+        tiles.push_back({r.dst + o, r.src + o, uint32_t(std::min<size_t>(16384, r.bytes - o)),
+                         0, 0});
+    }
+    CUdeviceptr table;
+    check(cu.cuMemAlloc(&table, tiles.size() * sizeof(ProbeTile) + 32), "cuMemAlloc(tiles)");
+    check(cu.cuMemcpyHtoD(table, tiles.data(), tiles.size() * sizeof(ProbeTile)), "tiles");
+    long long n = (long long)tiles.size();
+    auto run = [&](CUfunction fn, unsigned threads, unsigned grid) {
+      void *args[] = {&table, &n};
+      check(cu.cuLaunchKernel(fn, grid, 1, 1, threads, 1, 1, 0, nullptr, args, nullptr),
+            "cuLaunchKernel(probe)");
+    };
+    auto probe = [&](CUfunction fn, unsigned threads, char *cell, size_t size) {
+      prepareCase(g, c);
+      run(fn, threads, 132 * 4);
+      check(cu.cuCtxSynchronize(), "probe kernel");
+      std::string got = c.hashStaging.empty() ? hashSpans(g, g.arena, c.hash)
+                                              : hashSpans(g, g.staging, c.hashStaging);
+      double best = 1e30;
+      for (unsigned m : {1u, 2u, 4u, 8u})
+        best = std::min(best, meanMs(g, [&] { run(fn, threads, 132 * m); }));
+      std::snprintf(cell, size, "%6.1f%% %s", 100.0 * timed[i].memMs / best,
+                    got == c.expect ? "ok" : "MISMATCH");
+    };
+    char a[64], b[64] = "unaligned";
+    probe(ldg, 256, a, sizeof a);
+    if (aligned)
+      probe(bulk, 32, b, sizeof b);
+    std::printf("%-20s %9zu %9.1f%% %16s %16s\n", c.name.c_str(), tiles.size(),
+                100.0 * timed[i].memMs / timed[i].runtimeMs, a, b);
+    check(cu.cuMemFree(table), "cuMemFree(tiles)");
+  }
+  std::printf("(generated: the runtime's grid, from the first table)\n");
+}
+
 // A further artifact's kernels, timed beside the base ones.
 struct Variant {
   std::string name;
@@ -461,6 +538,7 @@ int main(int argc, char **argv) {
       plan.cases.size(), plan.cases.size() - failures, failures);
   std::printf("(GB/s = bytes copied per second; memcpy = one cuMemcpyDtoDAsync of the same bytes in the same arena)\n");
   printPerRun(g, plan, *layout, timed);
+  printProbes(g, plan, *layout, timed);
   failures += compareVariants(g, plan, *layout, timed, variants);
   return failures ? 1 : 0;
 }

@@ -184,7 +184,13 @@ gpu_check_on_device() {
   for f in .gpu-carry/model-[ustlmwxc]*.poolpack; do
     [ -e "$f" ] && variants+=("$(basename "$f" .poolpack | sed 's/^model-//')=$f")
   done
-  /tmp/gpu_check .gpu-carry/model.poolpack .gpu-carry/plan.txt "${variants[@]}"
+  # The hand-written probes beside them, where nvcc is there.
+  local probe="" nvcc
+  nvcc=$(command -v nvcc || echo /usr/local/cuda/bin/nvcc)
+  if [ -x "$nvcc" ] && "$nvcc" -ptx -arch=sm_90 -o /tmp/copy_probe.ptx bench/gpu/copy_probe.cu; then
+    probe=/tmp/copy_probe.ptx
+  fi
+  POOL_COPY_PROBE=$probe /tmp/gpu_check .gpu-carry/model.poolpack .gpu-carry/plan.txt "${variants[@]}"
 }
 prepare_python() {
   mkdir -p .gpu-carry/py
