@@ -797,16 +797,30 @@ Status CacheManager::allocateBlocksAndState(Request &r, int64_t numCached) {
         return s;
     }
   }
-  for (int64_t i = numCached; i < ceilDiv(r.numTokens(), blockSize_); ++i) {
-    if (store_ && !store_->ensureFreeUnits(1))
-      return Error{ErrorKind::State, "No PAGE unit available for a fresh KV block"};
-    auto b = blocks_->pop();
-    if (!b.ok())
-      return Error{ErrorKind::State, "No PAGE unit available for a fresh KV block"};
-    Status s = blocks_->allocate(*b);
-    if (!s.ok())
-      return s;
-    r.blockTable.push_back(*b);
+  const int64_t numBlocks = ceilDiv(r.numTokens(), blockSize_);
+  if (!store_) {
+    // No PAGE-unit store to make room first: the fresh blocks in one call.
+    if (numBlocks > numCached) {
+      size_t fresh = size_t(numBlocks - numCached);
+      size_t at = r.blockTable.size();
+      r.blockTable.resize(at + fresh);
+      size_t got = blocks_->allocateFresh(fresh, r.blockTable.data() + at);
+      r.blockTable.resize(at + got); // the caller's rollback frees what was taken
+      if (got < fresh)
+        return Error{ErrorKind::State, "No PAGE unit available for a fresh KV block"};
+    }
+  } else {
+    for (int64_t i = numCached; i < numBlocks; ++i) {
+      if (!store_->ensureFreeUnits(1))
+        return Error{ErrorKind::State, "No PAGE unit available for a fresh KV block"};
+      auto b = blocks_->pop();
+      if (!b.ok())
+        return Error{ErrorKind::State, "No PAGE unit available for a fresh KV block"};
+      Status s = blocks_->allocate(*b);
+      if (!s.ok())
+        return s;
+      r.blockTable.push_back(*b);
+    }
   }
   r.numCachedTokens = numCached * hashBlockSize();
   // Statistics of an admitted prefill (the wanted and compressed hits are

@@ -756,6 +756,79 @@ void expectRefused(BlockPool &pool, Status st, ErrorKind kind,
   EXPECT_TRUE(pool.invariantsHold());
 }
 
+TEST(BlockPoolAllocateFresh, EqualsPopThenAllocateBlockByBlock) {
+  // Two pools driven through the same churn (publish, free, claim, so both
+  // halves of the free list and the index are populated); then n fresh
+  // blocks, one pool by pop()+allocate() per block, the other by one
+  // allocateFresh(). Same ids in the same order, the same evictions in the
+  // same order, the same pool after; a request past what is free stops at
+  // the last free block.
+  std::mt19937 rng(77);
+  for (int round = 0; round < 300; ++round) {
+    const int blocks = 1 + int(rng() % 48);
+    std::vector<BlockHash> evA, evB;
+    BlockPool a = BlockPool::create(blocks, std::nullopt, [&](BlockHash h) { evA.push_back(h); }).take();
+    BlockPool b = BlockPool::create(blocks, std::nullopt, [&](BlockHash h) { evB.push_back(h); }).take();
+    std::vector<int32_t> held;
+    for (int step = 0; step < 3 * blocks; ++step) {
+      uint32_t op = rng() % 3;
+      if (op == 0 && a.numFree() > 0) {
+        BlockId x = *a.pop(), y = *b.pop();
+        ASSERT_EQ(x, y);
+        ASSERT_TRUE(a.allocate(x).ok());
+        ASSERT_TRUE(b.allocate(y).ok());
+        BlockHash h = 1 + rng() % 64; // repeats: some publishes displace
+        int32_t tok[2] = {int32_t(h), int32_t(rng() % 3)};
+        int32_t ntok = int32_t(rng() % 3);
+        ASSERT_EQ(a.publish(x, h, tok, ntok).ok(), b.publish(y, h, tok, ntok).ok());
+        held.push_back(x.value);
+      } else if (op == 1 && !held.empty()) {
+        size_t k = rng() % held.size();
+        ASSERT_TRUE(a.free(BlockId(held[k])).ok());
+        ASSERT_TRUE(b.free(BlockId(held[k])).ok());
+        held.erase(held.begin() + std::ptrdiff_t(k));
+      } else if (op == 2 && a.numFree() > 0) {
+        // Take a named free block (the cached or vacant half) as a hit.
+        int32_t id = int32_t(rng() % uint32_t(blocks));
+        BlockState st = a.state(BlockId(id));
+        if (st == BlockState::Cached || st == BlockState::Vacant) {
+          ASSERT_TRUE(a.claim(BlockId(id)).ok());
+          ASSERT_TRUE(b.claim(BlockId(id)).ok());
+          held.push_back(id);
+        }
+      }
+    }
+    size_t n = rng() % size_t(blocks + 4);
+    std::vector<BlockId> want;
+    for (size_t i = 0; i < n; ++i) {
+      auto x = a.pop();
+      if (!x.ok())
+        break;
+      ASSERT_TRUE(a.allocate(*x).ok());
+      want.push_back(*x);
+    }
+    std::vector<BlockId> got(n + 1, BlockId(-7));
+    size_t k = b.allocateFresh(n, got.data());
+    ASSERT_EQ(k, want.size()) << "round " << round;
+    for (size_t i = 0; i < k; ++i)
+      EXPECT_EQ(got[i], want[i]) << "round " << round << " block " << i;
+    EXPECT_EQ(got[k], BlockId(-7)); // nothing written past what was taken
+    EXPECT_EQ(evA, evB);
+    EXPECT_EQ(a.numFree(), b.numFree());
+    EXPECT_EQ(a.numUsed(), b.numUsed());
+    for (int32_t id = 0; id < blocks; ++id) {
+      EXPECT_EQ(a.state(BlockId(id)), b.state(BlockId(id)));
+      if (a.state(BlockId(id)) == BlockState::Held) {
+        EXPECT_EQ(*a.refCount(BlockId(id)), *b.refCount(BlockId(id)));
+      }
+    }
+    EXPECT_TRUE(b.invariantsHold());
+    if (n > want.size()) {
+      EXPECT_EQ(b.numFree(), 0);
+    }
+  }
+}
+
 TEST(BlockPoolErrors, DoubleFreeIsRefusedAndHarmless) {
   BlockPool pool = BlockPool::create(4).take();
   ASSERT_TRUE(pool.allocate(BlockId(1)).ok());

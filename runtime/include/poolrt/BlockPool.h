@@ -251,6 +251,12 @@ public:
   inline BlockId takeFree();
   /// Take a free or popped block for fresh content, evicting what it held.
   inline Status allocate(BlockId b);
+  /// pop() then allocate() up to n times, ids to out[0..k): the next free
+  /// blocks in pop's order, each held once with its old content evicted
+  /// (on_evict as allocate fires it). Returns k, less than n only when the
+  /// pool ran out of free blocks. A prefill's fresh blocks in one call, no
+  /// status per block.
+  inline size_t allocateFresh(size_t n, BlockId *out);
   /// Take a share of `b` for the content it holds (a prefix hit): a held
   /// block gains a reference, a free or popped one becomes held with its
   /// hash kept. A cached block leaves the LRU, so its next free re-queues it
@@ -473,6 +479,19 @@ inline Status BlockPool::allocate(BlockId id) {
   m.state = BlockState::Held;
   ++numUsed_;
   return Status();
+}
+
+inline size_t BlockPool::allocateFresh(size_t n, BlockId *out) {
+  size_t i = 0;
+  for (; i < n; ++i) {
+    BlockId b = takeFree();
+    if (!b.valid())
+      break;
+    unindex(b.value); // the eviction event, as allocate
+    hold(meta[size_t(b.value)]);
+    out[i] = b;
+  }
+  return i;
 }
 
 inline Status BlockPool::claim(BlockId id) {
