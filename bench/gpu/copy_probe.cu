@@ -7,7 +7,7 @@
 //               table instead of the layout's segments);
 //   probe_bulk  sm_90's bulk copy engine: each tile comes into shared
 //               memory with one cp.async.bulk (completion counted on an
-//               mbarrier) and goes out with one bulk store, three tiles in
+//               mbarrier) and goes out with one bulk store, two tiles in
 //               flight a block, one thread issuing.
 // Both walk a table of tiles of at most kTile bytes (gpu_check cuts every
 // run into them), tile t to block t mod grid. Built on the GPU machine:
@@ -23,7 +23,8 @@ struct Tile {
 static_assert(sizeof(Tile) == 32, "gpu_check writes 32-byte tiles");
 
 constexpr unsigned kTile = 16384; // gpu_check cuts runs at this size
-constexpr int kStages = 3;        // 48 KiB of static shared memory
+constexpr int kStages = 2;        // 32 KiB of static shared memory (48 KiB is the
+                                  // static limit, barriers included)
 
 extern "C" __global__ void __launch_bounds__(256)
     probe_ldg(const Tile *tiles, long long n) {
@@ -74,8 +75,8 @@ __device__ __forceinline__ void waitPhase(unsigned bar, unsigned phase) {
 
 extern "C" __global__ void __launch_bounds__(32)
     probe_bulk(const Tile *tiles, long long n) {
-  __shared__ alignas(128) unsigned char buf[kStages][kTile];
-  __shared__ alignas(8) unsigned long long bar[kStages];
+  alignas(128) __shared__ unsigned char buf[kStages][kTile];
+  alignas(8) __shared__ unsigned long long bar[kStages];
   if (threadIdx.x != 0)
     return;
   for (int s = 0; s < kStages; ++s)
