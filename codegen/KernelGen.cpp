@@ -169,15 +169,20 @@ struct Emitter {
   /// vector of the segment in the item's space), in segment order.
   void emitSegmentTable(Value srcBase, Value dstBase, Value item,
                         llvm::SmallDenseMap<int, Value> &idAt) {
+    // The run walk (tableWalk 2) numbers tiles, not vectors: row i's start
+    // is its first tile, every row beginning a new tile.
+    bool runTiles = k.tableWalk == 2;
+    int64_t tile = std::max<int64_t>(1, k.tileVectors);
     llvm::SmallVector<int64_t> rows;
-    int64_t total = 0;
+    int64_t total = 0, tiles = 0;
     for (const CopySegment &s : k.segments) {
       int64_t nvec = s.bytes / k.vecBytes;
       if (nvec == 0)
         continue;
       rows.append({s.srcOff, s.srcStride, s.dstOff, s.dstStride, s.bytes,
-                   idIndex(k, s, true), idIndex(k, s, false), total});
+                   idIndex(k, s, true), idIndex(k, s, false), runTiles ? tiles : total});
       total += nvec;
+      tiles += (nvec + tile - 1) / tile;
     }
     int64_t n = int64_t(rows.size()) / kSegmentRow;
     if (n == 0)
@@ -261,10 +266,35 @@ struct Emitter {
           b, loc,
           arith::MinUIOp::create(b, loc, chunkEnd, arith::AddIOp::create(b, loc, start, nvec)),
           start);
-      emitSegment(srcBase, dstBase, srcSeg, dstSeg, hi, bytes,
-                  arith::AddIOp::create(b, loc, lo, threadX), c64(threads));
+      emitSpan(srcBase, dstBase, srcSeg, dstSeg, lo, hi, bytes, /*guarded=*/false);
     };
     Value cT = c64(total);
+    if (runTiles) {
+      // Tile t lies inside one row: the row whose first tile is the last
+      // at or before t (a cursor, as in the tile walk), its vectors
+      // [(t - start) * tile, min(that + tile, nvec)).
+      auto loop = scf::ForOp::create(b, loc, blockX, c64(tiles), gridX, ValueRange{c64(0)});
+      OpBuilder::InsertionGuard guard(b);
+      b.setInsertionPointToStart(loop.getBody());
+      Value t = loop.getInductionVar();
+      Value row = advanceRow(n, field, loop.getRegionIterArgs()[0], t);
+      Value srcOff = field(row, 0), srcStride = field(row, 1), dstOff = field(row, 2),
+            dstStride = field(row, 3), bytes = field(row, 4);
+      Value srcId = pick(field(row, 5)), dstId = pick(field(row, 6));
+      Value start = field(row, 7);
+      Value srcSeg = arith::AddIOp::create(
+          b, loc, arith::MulIOp::create(b, loc, srcId, srcStride), srcOff);
+      Value dstSeg = arith::AddIOp::create(
+          b, loc, arith::MulIOp::create(b, loc, dstId, dstStride), dstOff);
+      Value nvec = arith::DivUIOp::create(b, loc, bytes, c64(k.vecBytes));
+      Value lo = arith::MulIOp::create(b, loc, arith::SubIOp::create(b, loc, t, start),
+                                       c64(tile));
+      Value hi = arith::MinUIOp::create(b, loc, arith::AddIOp::create(b, loc, lo, c64(tile)),
+                                        nvec);
+      emitSpan(srcBase, dstBase, srcSeg, dstSeg, lo, hi, bytes, /*guarded=*/true);
+      scf::YieldOp::create(b, loc, ValueRange{row});
+      return;
+    }
     if (k.tableWalk == 1) {
       emitTileWalk(n, total, field, copyRows);
       return;
@@ -283,6 +313,55 @@ struct Emitter {
     copyRows(firstSeg, endSeg, chunkBegin, chunkEnd);
   }
 
+  /// Vectors [lo, hi) of one segment, copied by the block's threads, each
+  /// from lo + its index, a block's width apart. The host, one thread,
+  /// copies them all, or (KernelSpec::hostThreads, for pool-kernel-check)
+  /// plays that many threads one after another, so the strides, bounds
+  /// and unrolled loads the GPUs run are checked there too.
+  void emitSpan(Value srcBase, Value dstBase, Value srcSeg, Value dstSeg, Value lo,
+                Value hi, Value bytes, bool guarded) {
+    int64_t played = as == 0 ? int64_t(std::max(1u, k.hostThreads)) : 1;
+    if (played == 1) {
+      emitSegment(srcBase, dstBase, srcSeg, dstSeg, hi, bytes,
+                  arith::AddIOp::create(b, loc, lo, threadX), c64(threads), guarded);
+      return;
+    }
+    auto each = scf::ForOp::create(b, loc, c64(0), c64(played), c64(1));
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(each.getBody());
+    emitSegment(srcBase, dstBase, srcSeg, dstSeg, hi, bytes,
+                arith::AddIOp::create(b, loc, lo, each.getInductionVar()), c64(played),
+                guarded);
+  }
+
+  /// The last row at or after `from` whose start (field 7) is <= x: a
+  /// cursor moved forward one row at a time (a walk's tiles only go
+  /// forward, so a block's cursor moves at most n rows in all).
+  template <typename Field>
+  Value advanceRow(int64_t n, Field &field, Value from, Value x) {
+    Type i64 = b.getI64Type();
+    auto w = scf::WhileOp::create(b, loc, TypeRange{i64}, ValueRange{from});
+    Block *before = b.createBlock(&w.getBefore(), {}, {i64}, {loc});
+    Block *after = b.createBlock(&w.getAfter(), {}, {i64}, {loc});
+    {
+      OpBuilder::InsertionGuard guard(b);
+      b.setInsertionPointToStart(before);
+      Value s = before->getArgument(0);
+      Value next = arith::AddIOp::create(b, loc, s, c64(1));
+      Value inTable = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, next, c64(n));
+      Value probe = arith::MinUIOp::create(b, loc, next, c64(n - 1));
+      Value begins = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ule,
+                                           field(probe, 7), x);
+      scf::ConditionOp::create(b, loc, arith::AndIOp::create(b, loc, inTable, begins),
+                               ValueRange{s});
+      b.setInsertionPointToStart(after);
+      scf::YieldOp::create(
+          b, loc, ValueRange{arith::AddIOp::create(b, loc, after->getArgument(0), c64(1))});
+    }
+    b.setInsertionPointAfter(w);
+    return w.getResult(0);
+  }
+
   /// The table's tile walk (KernelSpec::tableWalk 1): the item's vectors
   /// in tiles of KernelSpec::tileVectors, tile t to block t mod gridX, so
   /// at any moment the item's blocks copy neighbouring tiles, as one
@@ -294,30 +373,7 @@ struct Emitter {
   void emitTileWalk(int64_t n, int64_t total, Field &field, CopyRows &copyRows) {
     int64_t tile = std::max<int64_t>(1, k.tileVectors);
     int64_t tiles = (total + tile - 1) / tile;
-    Type i64 = b.getI64Type();
-    // The last row at or after `from` whose start is <= x.
-    auto advance = [&](Value from, Value x) -> Value {
-      auto w = scf::WhileOp::create(b, loc, TypeRange{i64}, ValueRange{from});
-      Block *before = b.createBlock(&w.getBefore(), {}, {i64}, {loc});
-      Block *after = b.createBlock(&w.getAfter(), {}, {i64}, {loc});
-      {
-        OpBuilder::InsertionGuard guard(b);
-        b.setInsertionPointToStart(before);
-        Value s = before->getArgument(0);
-        Value next = arith::AddIOp::create(b, loc, s, c64(1));
-        Value inTable = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, next, c64(n));
-        Value probe = arith::MinUIOp::create(b, loc, next, c64(n - 1));
-        Value begins = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ule,
-                                             field(probe, 7), x);
-        scf::ConditionOp::create(b, loc, arith::AndIOp::create(b, loc, inTable, begins),
-                                 ValueRange{s});
-        b.setInsertionPointToStart(after);
-        scf::YieldOp::create(
-            b, loc, ValueRange{arith::AddIOp::create(b, loc, after->getArgument(0), c64(1))});
-      }
-      b.setInsertionPointAfter(w);
-      return w.getResult(0);
-    };
+    auto advance = [&](Value from, Value x) { return advanceRow(n, field, from, x); };
     auto loop = scf::ForOp::create(b, loc, blockX, c64(tiles), gridX, ValueRange{c64(0)});
     OpBuilder::InsertionGuard guard(b);
     b.setInsertionPointToStart(loop.getBody());
@@ -332,9 +388,14 @@ struct Emitter {
   }
 
   /// One segment: vectors [first, nvec) step `step` from srcBase + srcSeg
-  /// to dstBase + dstSeg (i64 byte offsets; `bytes` long).
+  /// to dstBase + dstSeg (i64 byte offsets; `bytes` long). `guarded`: the
+  /// unrolled loop runs to the end, each vector past the first loaded and
+  /// stored under its own bound check, so a short span (a run's last tile)
+  /// still has all its loads in flight before the stores, where the
+  /// unguarded form ends in a loop of one load and one store a step.
   void emitSegment(Value srcBase, Value dstBase, Value srcSeg, Value dstSeg,
-                   Value nvec, Value bytes, Value first, Value step) {
+                   Value nvec, Value bytes, Value first, Value step,
+                   bool guarded = false) {
     Type vt = vecTy();
     Value srcRsrc, dstRsrc;
     if (amd && k.rebase) {
@@ -382,6 +443,39 @@ struct Emitter {
     };
     Value rest = first;
     int64_t u = unroll;
+    if (guarded && u > 1) {
+      Value stride = arith::MulIOp::create(b, loc, step, c64(u));
+      auto loop = scf::ForOp::create(b, loc, first, nvec, stride);
+      OpBuilder::InsertionGuard guard(b);
+      b.setInsertionPointToStart(loop.getBody());
+      Value v0 = loop.getInductionVar();
+      llvm::SmallVector<Value, 8> at{offsetOf(v0)}, got, inside{Value()};
+      for (int64_t j = 1; j < u; ++j) {
+        Value v = arith::AddIOp::create(b, loc, v0, arith::MulIOp::create(b, loc, step, c64(j)));
+        at.push_back(offsetOf(v));
+        inside.push_back(arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, v, nvec));
+      }
+      got.push_back(load(at[0]));
+      Value zero = arith::ConstantOp::create(b, loc, cast<TypedAttr>(b.getZeroAttr(vt)));
+      for (int64_t j = 1; j < u; ++j) {
+        auto ifOp = scf::IfOp::create(b, loc, TypeRange{vt}, inside[size_t(j)],
+                                      /*addThenBlock=*/true, /*addElseBlock=*/true);
+        OpBuilder::InsertionGuard inner(b);
+        b.setInsertionPointToStart(ifOp.thenBlock());
+        scf::YieldOp::create(b, loc, ValueRange{load(at[size_t(j)])});
+        b.setInsertionPointToStart(ifOp.elseBlock());
+        scf::YieldOp::create(b, loc, ValueRange{zero});
+        got.push_back(ifOp.getResult(0));
+      }
+      store(at[0], got[0]);
+      for (int64_t j = 1; j < u; ++j) {
+        auto ifOp = scf::IfOp::create(b, loc, inside[size_t(j)], /*withElseRegion=*/false);
+        OpBuilder::InsertionGuard inner(b);
+        b.setInsertionPointToStart(ifOp.thenBlock());
+        store(at[size_t(j)], got[size_t(j)]);
+      }
+      return;
+    }
     if (u > 1) {
       // The unrolled part: u vectors a step apart, all loaded before any
       // is stored (the arena is one pointer, so the compiler may not move
@@ -457,7 +551,7 @@ void buildHostFunction(OpBuilder &b, Location loc, const KernelSpec &k) {
   Block *entry = fn.addEntryBlock();
   OpBuilder::InsertionGuard guard(b);
   b.setInsertionPointToStart(entry);
-  Emitter e{b, loc, k, false, 0, 1, fn.getOperation(), 0};
+  Emitter e{b, loc, k, false, 0, std::max(1u, k.hostUnroll), fn.getOperation(), 0};
   e.blockX = e.c64(0);
   e.threadX = e.c64(0);
   e.gridX = e.c64(1);

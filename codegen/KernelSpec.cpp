@@ -417,5 +417,9 @@ void mlir::pool::KernelTuning::apply(std::vector<KernelSpec> &specs) const {
       k.tableWalk = tableWalk;
     if (tileVectors > 0)
       k.tileVectors = tileVectors;
+    if (hostUnroll)
+      k.hostUnroll = hostUnroll;
+    if (hostThreads)
+      k.hostThreads = hostThreads;
   }
 }

@@ -84,8 +84,10 @@ struct KernelTuning {
   int streaming = -1;  // -1: the compiler's choice, else 0 or 1
   int segmentTable = -1; // -1: the compiler's choice, 0 never, 1 always
   unsigned minBlocks = 0; // 0: the compiler's choice, else 1..32
-  int tableWalk = -1;     // -1: the compiler's choice, 0 chunks, 1 tiles
+  int tableWalk = -1;     // -1: the compiler's choice, 0 chunks, 1 tiles, 2 run tiles
   int64_t tileVectors = 0; // 0: the compiler's choice, else a multiple of 256
+  unsigned hostUnroll = 0; // 0: one vector at a time on the host, else 1..8
+  unsigned hostThreads = 0; // 0: one thread on the host, else 1..1024
   void apply(std::vector<KernelSpec> &specs) const;
 };
 
@@ -123,10 +125,19 @@ struct KernelSpec {
   int segmentTable = -1;
   /// How a block walks a segment table: 1, tiles of tileVectors vectors
   /// dealt round the item's blocks (the host's one "thread" walks the same
-  /// tiles); 0, one contiguous chunk of the item per block (on the host,
-  /// the whole item).
+  /// tiles); 2, the same with every tile inside one segment (a segment's
+  /// last tile may be short; its vectors are loaded under bound checks,
+  /// still all before the stores); 0, one contiguous chunk of the item per
+  /// block (on the host, the whole item).
   int tableWalk = 1;
   int64_t tileVectors = kGpuTileVectors; // a multiple of 256
+  /// The host lowering's vectors in flight (1: one load, one store; more
+  /// only for pool-kernel-check, so the unrolled and bound-checked paths
+  /// the GPUs take are checked against the reference on the host too).
+  unsigned hostUnroll = 1;
+  /// The host lowering's threads a block, played one after another over a
+  /// segment table's spans (1: one thread; more only for pool-kernel-check).
+  unsigned hostThreads = 1;
   /// The item's id tuple, one entry per position (idsPerItem() of them);
   /// filled for every kernel (deriveKernelSpecs), from srcId/dstId unless
   /// the sides are Tuple.

@@ -525,6 +525,36 @@ int main(int argc, char **argv) {
 
   check(cu.cuEventCreate(&g.e0, CU_EVENT_DEFAULT), "cuEventCreate");
   check(cu.cuEventCreate(&g.e1, CU_EVENT_DEFAULT), "cuEventCreate");
+  // For a profiler (ncu -k regex:KERNEL): only the named case, each
+  // artifact's kernel (the base, then the variants in order) launched
+  // twice at the runtime's grid on fresh inputs, nothing timed.
+  if (const char *only = std::getenv("POOL_PROFILE_CASE")) {
+    const Case *c = nullptr;
+    for (const Case &x : plan.cases)
+      if (x.name == only)
+        c = &x;
+    if (!c) {
+      std::fprintf(stderr, "gpu_check: POOL_PROFILE_CASE=%s: no such case in the plan\n", only);
+      return 2;
+    }
+    const poolrt::KernelInfo *k =
+        poolrt::findKernel(layout->kernels, &poolrt::KernelInfo::name, c->kernel);
+    int64_t gx = k ? poolrt::launchGridX(*k, c->items) : 1;
+    std::vector<std::pair<std::string, CUmodule>> mods{{"base", g.mod}};
+    for (Variant &v : variants)
+      mods.push_back({v.name, v.mod});
+    for (auto &[name, mod] : mods) {
+      CUfunction fn;
+      check(cu.cuModuleGetFunction(&fn, mod, c->kernel.c_str()), c->kernel.c_str());
+      prepareCase(g, *c);
+      for (int r = 0; r < 2; ++r)
+        launch(g, fn, c->items, gx);
+      check(cu.cuCtxSynchronize(), "kernel");
+      std::printf("profiled %s: %s x%" PRId64 " at grid_x %" PRId64 " (launches 2)\n",
+                  name.c_str(), c->kernel.c_str(), c->items, gx);
+    }
+    return 0;
+  }
   int failures = 0;
   std::printf("\n%-20s %-20s %6s %12s %8s %10s %10s %10s %10s %7s\n", "case", "kernel",
               "items", "bytes", "grid_x", "kernel ms", "GB/s", "memcpy ms",

@@ -12,6 +12,7 @@
 #   bash bench/gpu/run.sh prepare-kernels # here: only what device-kernels needs
 #   bash bench/gpu/run.sh device-kernels  # only gpu_check: the kernels against memcpy,
 #                                         # per-run memcpy, and the --gpu-unroll variants
+#   bash bench/gpu/run.sh device-profile  # ncu over PROFILE_CASES (after prepare-kernels)
 #   bash bench/gpu/run.sh prepare-tier    # here: only what device-tier needs
 #   bash bench/gpu/run.sh device-tier     # one tier load from page-locked host memory
 # The device step needs only CUDA, g++ and the carried files.
@@ -143,7 +144,9 @@ python_on_device() {
 # kernel (each block copies one chunk of the item's concatenated
 # segments), cN the compiler's tables walked in chunks, wN in tiles dealt
 # round the item's blocks (--gpu-table-walk=tile, the default; wN-T with
-# tiles of T vectors), xN (xN-T) a tile-walked table in every kernel, mN
+# tiles of T vectors), xN (xN-T) a tile-walked table in every kernel, rN-T
+# the compiler's tables in tiles of T vectors inside one segment each
+# (--gpu-table-walk=run), yN-T a run-walked table in every kernel, mN
 # the compiler's kernels with --gpu-min-blocks N (registers left for N
 # blocks an SM); gpu_check times them side by side in one run.
 VARIANTS=${VARIANTS:-l2 u1 l1 u4 s2}
@@ -153,7 +156,7 @@ prepare_kernels() {
     --targets sm_90,host -o .gpu-carry/model.poolpack
   "./$BUILD/bin/pool-kernel-check" "$MODEL" --budget "$BUDGET" --max-num-seqs "$SEQS" \
     --gpu-plan .gpu-carry/plan.txt 2>/dev/null
-  rm -f .gpu-carry/model-[ustlmwxc]*.poolpack
+  rm -f .gpu-carry/model-[ustlmwxcry]*.poolpack
   local v knobs
   for v in $VARIANTS; do
     case "$v" in
@@ -166,8 +169,10 @@ prepare_kernels() {
     w[1-8]-[1-9]*) knobs="--gpu-unroll ${v:1:1} --gpu-streaming=false --gpu-table-walk=tile --gpu-tile-vectors ${v#w?-}" ;;
     x[1-8]-[1-9]*) knobs="--gpu-unroll ${v:1:1} --gpu-streaming=false --gpu-segment-table --gpu-table-walk=tile --gpu-tile-vectors ${v#x?-}" ;;
     x[1-8]) knobs="--gpu-unroll ${v#x} --gpu-streaming=false --gpu-segment-table --gpu-table-walk=tile" ;;
+    r[1-8]-[1-9]*) knobs="--gpu-unroll ${v:1:1} --gpu-streaming=false --gpu-table-walk=run --gpu-tile-vectors ${v#r?-}" ;;
+    y[1-8]-[1-9]*) knobs="--gpu-unroll ${v:1:1} --gpu-streaming=false --gpu-segment-table --gpu-table-walk=run --gpu-tile-vectors ${v#y?-}" ;;
     m[1-9]|m[1-3][0-9]) knobs="--gpu-min-blocks ${v#m}" ;;
-    *) echo "run.sh: variant '$v': expected uN, sN, lN, tN, cN, wN or xN (N in 1..8), wN-T or xN-T (T vectors a tile) or mN (N in 1..32)" >&2; return 2 ;;
+    *) echo "run.sh: variant '$v': expected uN, sN, lN, tN, cN, wN or xN (N in 1..8), wN-T, xN-T, rN-T or yN-T (T vectors a tile) or mN (N in 1..32)" >&2; return 2 ;;
     esac
     # shellcheck disable=SC2086
     "./$BUILD/bin/poolc" "$MODEL" --budget "$BUDGET" --max-num-seqs "$SEQS" \
@@ -176,12 +181,44 @@ prepare_kernels() {
   cp /usr/include/xxhash.h .gpu-carry/
   rm -rf .gpu-carry/nlohmann && cp -r /usr/include/nlohmann .gpu-carry/
 }
-gpu_check_on_device() {
+build_gpu_check() {
+  [ -x /tmp/gpu_check ] && [ /tmp/gpu_check -nt bench/gpu/gpu_check.cpp ] && return 0
   g++ -O2 -std=c++17 -I. -Iruntime/include -I.gpu-carry -I/usr/local/cuda/include \
     bench/gpu/gpu_check.cpp runtime/layout/*.cpp -DXXH_INLINE_ALL -ldl \
     -o /tmp/gpu_check
+}
+# Nsight Compute over PROFILE_CASES (gpu_check's POOL_PROFILE_CASE mode:
+# the case's kernel launched twice at the runtime's grid, the second
+# profiled), for the base artifact and each of PROFILE_VARIANTS. The full
+# reports go to $OUT (or /tmp), a summary to stdout.
+PROFILE_CASES=${PROFILE_CASES:-image_gather_x256 image_store_x64}
+PROFILE_VARIANTS=${PROFILE_VARIANTS:-}
+profile_on_device() {
+  build_gpu_check
+  local ncu out=${OUT:-/tmp} c k v art
+  ncu=$(command -v ncu || ls /usr/local/cuda/bin/ncu 2>/dev/null || true)
+  if [ -z "$ncu" ]; then
+    echo "no ncu on this machine"
+    return 0
+  fi
+  for c in $PROFILE_CASES; do
+    k=$(awk -v c="$c" '$1 == "case" && $2 == c { print $3; exit }' .gpu-carry/plan.txt)
+    for v in base $PROFILE_VARIANTS; do
+      art=.gpu-carry/model-$v.poolpack
+      [ "$v" = base ] && art=.gpu-carry/model.poolpack
+      echo "== ncu: $c ($k), $v =="
+      POOL_PROFILE_CASE=$c "$ncu" -k "regex:^$k\$" --launch-skip 1 --launch-count 1 \
+        --section SpeedOfLight --section MemoryWorkloadAnalysis --section Occupancy \
+        --section WarpStateStats --section LaunchStats \
+        /tmp/gpu_check "$art" .gpu-carry/plan.txt > "$out/ncu-$c-$v.txt" 2>&1 || true
+      grep -E "profiled|==ERROR|DRAM Throughput|Memory Throughput|Duration|Achieved Occupancy|Theoretical Occupancy|Registers Per|L2 Hit|L1/TEX Hit|Warp Cycles Per Issued|Stall" "$out/ncu-$c-$v.txt" | head -24
+    done
+  done
+}
+gpu_check_on_device() {
+  build_gpu_check
   local variants=() f
-  for f in .gpu-carry/model-[ustlmwxc]*.poolpack; do
+  for f in .gpu-carry/model-[ustlmwxcry]*.poolpack; do
     [ -e "$f" ] && variants+=("$(basename "$f" .poolpack | sed 's/^model-//')=$f")
   done
   # The hand-written probes beside them, where nvcc is there.
@@ -217,6 +254,10 @@ prepare-kernels)
 device-kernels)
   nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv,noheader || true
   gpu_check_on_device
+  ;;
+device-profile)
+  nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv,noheader || true
+  profile_on_device
   ;;
 prepare-python)
   prepare_python

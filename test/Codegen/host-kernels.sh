@@ -4,9 +4,14 @@
 # and blocks more than 100 GiB into a sparse arena, so every address is past
 # 4 GiB) and at a small budget, with random pairs and ids; at the small
 # budget also with a segment table in every kernel, walked in tiles (the
-# default) and in chunks (poolc's --gpu-segment-table,
-# --gpu-table-walk=chunk), so both walks are checked on every model
-# whatever the default picks.
+# default), in chunks and in tiles inside one segment each (poolc's
+# --gpu-segment-table, --gpu-table-walk=chunk|run), so every walk is
+# checked on every model whatever the default picks. The table walks run
+# as the GPUs do, several threads a block (--host-threads, played one after
+# another) each with several loads in flight (--host-unroll): three over
+# the tile walk (its unrolled loop and its remainder), four bound-checked
+# ones over the run walk's tiles of 256 vectors (most runs end in a short
+# one).
 set -u
 checker=$1
 models=$2
@@ -28,7 +33,7 @@ for model in "$models"/*.yaml; do
       failed=$((failed + 1))
     fi
   done
-  for walk in "" "--chunk-walk"; do
+  for walk in "--host-unroll 3 --host-threads 5" "--chunk-walk" "--run-walk --host-unroll 4 --host-threads 7 --tile-vectors 256"; do
     # shellcheck disable=SC2086
     if ! "$checker" "$model" --budget "$1" --max-num-seqs "$2" --items "$3" \
         --seed $((count + 11)) --segment-table $walk; then

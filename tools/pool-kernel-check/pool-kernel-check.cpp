@@ -63,6 +63,24 @@ static cl::opt<bool> chunkWalk(
     cl::desc("walk the segment tables in chunks, not the default tiles "
              "(poolc --gpu-table-walk=chunk)"),
     cl::init(false));
+static cl::opt<bool> runWalk(
+    "run-walk",
+    cl::desc("walk the segment tables in tiles inside one segment each "
+             "(poolc --gpu-table-walk=run)"),
+    cl::init(false));
+static cl::opt<unsigned> hostUnroll(
+    "host-unroll",
+    cl::desc("vectors in flight in the host lowering, 1 to 8 (the GPUs' unrolled "
+             "and bound-checked paths, checked here)"),
+    cl::init(0));
+static cl::opt<unsigned> hostThreads(
+    "host-threads",
+    cl::desc("threads a block the host lowering plays, one after another, over the "
+             "segment tables' spans, 1 to 1024"),
+    cl::init(0));
+static cl::opt<int64_t> tileVectors(
+    "tile-vectors", cl::desc("vectors a tile of a table walk (a multiple of 256)"),
+    cl::init(0));
 static cl::list<std::string> params("param");
 static cl::opt<std::string> gpuPlan(
     "gpu-plan",
@@ -1306,6 +1324,11 @@ bool compile(const ::pool::CompileOptions &opts, poolrt::SolvedLayout &layout,
     tuning.segmentTable = 1;
   if (chunkWalk)
     tuning.tableWalk = 0;
+  if (runWalk)
+    tuning.tableWalk = 2;
+  tuning.hostUnroll = hostUnroll;
+  tuning.hostThreads = hostThreads;
+  tuning.tileVectors = tileVectors;
   tuning.apply(specs);
   MLIRContext kctx;
   kctx.printOpOnDiagnostic(false);
@@ -1324,6 +1347,20 @@ int main(int argc, char **argv) {
   llvm::InitLLVM y(argc, argv);
   cl::ParseCommandLineOptions(argc, argv,
                               "run the host kernels against a reference\n");
+  if (hostUnroll > 8) {
+    llvm::errs() << "pool-kernel-check: --host-unroll " << hostUnroll << ": expected 1 to 8\n";
+    return 2;
+  }
+  if (hostThreads > 1024) {
+    llvm::errs() << "pool-kernel-check: --host-threads " << hostThreads << ": expected 1 to 1024\n";
+    return 2;
+  }
+  if (tileVectors.getNumOccurrences() &&
+      (tileVectors < 256 || tileVectors > (1 << 20) || tileVectors % 256 != 0)) {
+    llvm::errs() << "pool-kernel-check: --tile-vectors " << tileVectors
+                 << ": expected a multiple of 256 from 256 to 1048576\n";
+    return 2;
+  }
   ::pool::CompileOptions opts;
   if (int rc = compileOptions(opts))
     return rc;

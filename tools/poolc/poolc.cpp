@@ -94,14 +94,16 @@ static cl::opt<unsigned> gpuMinBlocks(
     cl::desc("GPU kernels: 256-thread blocks per SM (CU) the backend must leave registers for, "
              "1 to 32 (default: the backend's choice; for measuring the kernels)"),
     cl::init(0), cl::cat(poolcCat));
-enum class TableWalk { Chunk, Tile };
+enum class TableWalk { Chunk, Tile, Run };
 static cl::opt<TableWalk> gpuTableWalk(
     "gpu-table-walk",
     cl::desc("GPU kernels with a segment table: how a block walks the item (default: the "
              "compiler's choice; for measuring the kernels)"),
     cl::values(clEnumValN(TableWalk::Chunk, "chunk", "one contiguous chunk per block"),
                clEnumValN(TableWalk::Tile, "tile",
-                          "tiles of --gpu-tile-vectors vectors dealt round the blocks")),
+                          "tiles of --gpu-tile-vectors vectors dealt round the blocks"),
+               clEnumValN(TableWalk::Run, "run",
+                          "the same, every tile inside one segment")),
     cl::cat(poolcCat));
 static cl::opt<int64_t> gpuTileVectors(
     "gpu-tile-vectors",
@@ -115,7 +117,7 @@ static mlir::pool::KernelTuning tuning() {
   t.minBlocks = gpuMinBlocks;
   t.tileVectors = gpuTileVectors;
   if (gpuTableWalk.getNumOccurrences())
-    t.tableWalk = gpuTableWalk == TableWalk::Tile ? 1 : 0;
+    t.tableWalk = gpuTableWalk == TableWalk::Run ? 2 : gpuTableWalk == TableWalk::Tile ? 1 : 0;
   if (gpuStreaming.getNumOccurrences())
     t.streaming = gpuStreaming ? 1 : 0;
   if (gpuSegmentTable.getNumOccurrences())
