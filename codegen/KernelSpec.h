@@ -64,13 +64,15 @@ struct IdSlot {
 /// 2026-12-03): 4 and 8 help the big copies and lose more on the blocks.
 constexpr unsigned kGpuUnroll = 2;
 /// A kernel that walks a segment table (usesSegmentTable) walks it in
-/// tiles of 4,096 vectors (64 KiB) dealt round the item's blocks, four
-/// vectors in flight per thread: on the H200 V4 Pro's image store,
-/// restore, gather and scatter moved at 85.6, 86.6, 84.5 and 86.9% of a
-/// memcpy at the launcher's grid, against 79.8, 80.2, 82.8 and 82.4% for
-/// one chunk per block at unroll 2; tiles of 256, 512, 1,024 and 16,384
-/// vectors and unroll 2 or 8 measured lower (bench/RESULTS.md, 2026-12-04).
-constexpr int64_t kGpuTileVectors = 4096;
+/// tiles of 1,024 vectors (16 KiB), each inside one segment (tableWalk 2),
+/// dealt round the item's blocks, four vectors in flight per thread: on
+/// an H100 V4 Pro's image store, restore, gather and scatter moved at
+/// 93.8, 94.7, 91.5 and 92.7% of a memcpy at the launcher's grid, against
+/// 91.5, 92.0, 90.8 and 91.9% for tiles of 4,096 vectors that cross
+/// segments (bench/RESULTS.md, 2026-12-06; tiles of 2,048 and 4,096 inside
+/// segments measured within 0.5 points of 1,024). The crossing tiles had
+/// beaten one chunk per block on the H200 by 3-6 points (2026-12-04).
+constexpr int64_t kGpuTileVectors = 1024;
 constexpr unsigned kGpuTableUnroll = 4;
 /// KernelSpec::streaming unless poolc's --gpu-streaming says otherwise:
 /// off, it measured no different on the H200 (bench/RESULTS.md).
@@ -129,7 +131,7 @@ struct KernelSpec {
   /// last tile may be short; its vectors are loaded under bound checks,
   /// still all before the stores); 0, one contiguous chunk of the item per
   /// block (on the host, the whole item).
-  int tableWalk = 1;
+  int tableWalk = 2;
   int64_t tileVectors = kGpuTileVectors; // a multiple of 256
   /// The host lowering's vectors in flight (1: one load, one store; more
   /// only for pool-kernel-check, so the unrolled and bound-checked paths

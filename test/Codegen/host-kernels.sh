@@ -3,9 +3,10 @@
 # reference in pool-kernel-check, for every bundled model: at 150 GiB (slots
 # and blocks more than 100 GiB into a sparse arena, so every address is past
 # 4 GiB) and at a small budget, with random pairs and ids; at the small
-# budget also with a segment table in every kernel, walked in tiles (the
-# default), in chunks and in tiles inside one segment each (poolc's
-# --gpu-segment-table, --gpu-table-walk=chunk|run), so every walk is
+# budget also with a segment table in every kernel, walked in tiles inside
+# one segment each (the default), in tiles that cross segments and in
+# chunks (poolc's --gpu-segment-table, --gpu-table-walk=run|tile|chunk),
+# so every walk is
 # checked on every model whatever the default picks. The table walks run
 # as the GPUs do, several threads a block (--host-threads, played one after
 # another) each with several loads in flight (--host-unroll): three over
@@ -33,7 +34,7 @@ for model in "$models"/*.yaml; do
       failed=$((failed + 1))
     fi
   done
-  for walk in "--host-unroll 3 --host-threads 5" "--chunk-walk" "--run-walk --host-unroll 4 --host-threads 7 --tile-vectors 256"; do
+  for walk in "--tile-walk --host-unroll 3 --host-threads 5" "--chunk-walk" "--run-walk --host-unroll 4 --host-threads 7 --tile-vectors 256"; do
     # shellcheck disable=SC2086
     if ! "$checker" "$model" --budget "$1" --max-num-seqs "$2" --items "$3" \
         --seed $((count + 11)) --segment-table $walk; then

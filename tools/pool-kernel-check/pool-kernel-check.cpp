@@ -61,7 +61,12 @@ static cl::opt<bool> segmentTable(
 static cl::opt<bool> chunkWalk(
     "chunk-walk",
     cl::desc("walk the segment tables in chunks, not the default tiles "
-             "(poolc --gpu-table-walk=chunk)"),
+             "inside one segment (poolc --gpu-table-walk=chunk)"),
+    cl::init(false));
+static cl::opt<bool> tileWalk(
+    "tile-walk",
+    cl::desc("walk the segment tables in tiles that cross segments "
+             "(poolc --gpu-table-walk=tile)"),
     cl::init(false));
 static cl::opt<bool> runWalk(
     "run-walk",
@@ -1326,6 +1331,8 @@ bool compile(const ::pool::CompileOptions &opts, poolrt::SolvedLayout &layout,
     tuning.tableWalk = 0;
   if (runWalk)
     tuning.tableWalk = 2;
+  if (tileWalk)
+    tuning.tableWalk = 1;
   tuning.hostUnroll = hostUnroll;
   tuning.hostThreads = hostThreads;
   tuning.tileVectors = tileVectors;
