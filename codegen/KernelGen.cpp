@@ -243,22 +243,34 @@ struct Emitter {
       }
       return got;
     };
+    // Where row `row`'s segment lies for this item: its source and
+    // destination byte offsets (the ids picked from the item's tuple), its
+    // bytes, its length in vectors, and its first vector in the item.
+    struct RowPlace {
+      Value srcSeg, dstSeg, bytes, nvec, start;
+    };
+    auto place = [&](Value row) -> RowPlace {
+      Value srcOff = field(row, 0), srcStride = field(row, 1), dstOff = field(row, 2),
+            dstStride = field(row, 3), bytes = field(row, 4);
+      Value srcId = pick(field(row, 5)), dstId = pick(field(row, 6));
+      RowPlace r;
+      r.srcSeg = arith::AddIOp::create(
+          b, loc, arith::MulIOp::create(b, loc, srcId, srcStride), srcOff);
+      r.dstSeg = arith::AddIOp::create(
+          b, loc, arith::MulIOp::create(b, loc, dstId, dstStride), dstOff);
+      r.bytes = bytes;
+      r.nvec = arith::DivUIOp::create(b, loc, bytes, c64(k.vecBytes));
+      r.start = field(row, 7);
+      return r;
+    };
     // Rows [firstSeg, endSeg): the part of each inside the item's vectors
     // [chunkBegin, chunkEnd), copied by the block's threads.
     auto copyRows = [&](Value firstSeg, Value endSeg, Value chunkBegin, Value chunkEnd) {
       auto segs = scf::ForOp::create(b, loc, firstSeg, endSeg, c64(1));
       OpBuilder::InsertionGuard guard(b);
       b.setInsertionPointToStart(segs.getBody());
-      Value row = segs.getInductionVar();
-      Value srcOff = field(row, 0), srcStride = field(row, 1), dstOff = field(row, 2),
-            dstStride = field(row, 3), bytes = field(row, 4);
-      Value srcId = pick(field(row, 5)), dstId = pick(field(row, 6));
-      Value start = field(row, 7);
-      Value srcSeg = arith::AddIOp::create(
-          b, loc, arith::MulIOp::create(b, loc, srcId, srcStride), srcOff);
-      Value dstSeg = arith::AddIOp::create(
-          b, loc, arith::MulIOp::create(b, loc, dstId, dstStride), dstOff);
-      Value nvec = arith::DivUIOp::create(b, loc, bytes, c64(k.vecBytes));
+      RowPlace r = place(segs.getInductionVar());
+      Value start = r.start, nvec = r.nvec;
       // The chunk's part of the segment, in the segment's vectors.
       Value lo = arith::SubIOp::create(
           b, loc, arith::MaxUIOp::create(b, loc, chunkBegin, start), start);
@@ -266,7 +278,7 @@ struct Emitter {
           b, loc,
           arith::MinUIOp::create(b, loc, chunkEnd, arith::AddIOp::create(b, loc, start, nvec)),
           start);
-      emitSpan(srcBase, dstBase, srcSeg, dstSeg, lo, hi, bytes, /*guarded=*/false);
+      emitSpan(srcBase, dstBase, r.srcSeg, r.dstSeg, lo, hi, r.bytes, /*guarded=*/false);
     };
     Value cT = c64(total);
     if (runTiles) {
@@ -278,20 +290,12 @@ struct Emitter {
       b.setInsertionPointToStart(loop.getBody());
       Value t = loop.getInductionVar();
       Value row = advanceRow(n, field, loop.getRegionIterArgs()[0], t);
-      Value srcOff = field(row, 0), srcStride = field(row, 1), dstOff = field(row, 2),
-            dstStride = field(row, 3), bytes = field(row, 4);
-      Value srcId = pick(field(row, 5)), dstId = pick(field(row, 6));
-      Value start = field(row, 7);
-      Value srcSeg = arith::AddIOp::create(
-          b, loc, arith::MulIOp::create(b, loc, srcId, srcStride), srcOff);
-      Value dstSeg = arith::AddIOp::create(
-          b, loc, arith::MulIOp::create(b, loc, dstId, dstStride), dstOff);
-      Value nvec = arith::DivUIOp::create(b, loc, bytes, c64(k.vecBytes));
-      Value lo = arith::MulIOp::create(b, loc, arith::SubIOp::create(b, loc, t, start),
+      RowPlace r = place(row);
+      Value lo = arith::MulIOp::create(b, loc, arith::SubIOp::create(b, loc, t, r.start),
                                        c64(tile));
       Value hi = arith::MinUIOp::create(b, loc, arith::AddIOp::create(b, loc, lo, c64(tile)),
-                                        nvec);
-      emitSpan(srcBase, dstBase, srcSeg, dstSeg, lo, hi, bytes, /*guarded=*/true);
+                                        r.nvec);
+      emitSpan(srcBase, dstBase, r.srcSeg, r.dstSeg, lo, hi, r.bytes, /*guarded=*/true);
       scf::YieldOp::create(b, loc, ValueRange{row});
       return;
     }
