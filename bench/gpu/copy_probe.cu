@@ -10,8 +10,9 @@
 //               mbarrier) and goes out with one bulk store, two tiles in
 //               flight a block, one thread issuing.
 // Both walk a table of tiles of at most kTile bytes (gpu_check cuts every
-// run into them), tile t to block t mod grid. Built on the GPU machine:
-//   nvcc -ptx -arch=sm_90 -o /tmp/copy_probe.ptx bench/gpu/copy_probe.cu
+// run into them), tile t to block t mod grid unless PROBE_ORDER says
+// otherwise. Built on the GPU machine (run.sh), one module per variant:
+//   nvcc -ptx -arch=sm_90 [-DPROBE_HINT=h -DPROBE_ORDER=o] -o X.ptx bench/gpu/copy_probe.cu
 // Not part of poolrt: a measuring instrument for bench/gpu only.
 #include <cstdint>
 
@@ -26,9 +27,76 @@ constexpr unsigned kTile = 16384; // gpu_check cuts runs at this size
 constexpr int kStages = 2;        // 32 KiB of static shared memory (48 KiB is the
                                   // static limit, barriers included)
 
+// Cache hints, chosen when nvcc builds the PTX (run.sh builds one module
+// per variant, so a variant ptxas refuses costs only its own column):
+//   PROBE_HINT 0  plain ld.global / st.global
+//              1  loads ask L2 for 256-byte sectors (ld.global.L2::256B)
+//              2  loads and stores under an L2 evict_first policy
+//              3  read-only loads, no L1 allocation, 256-byte L2 prefetch;
+//                 streaming stores (st.global.cs)
+//   PROBE_ORDER 0  tile t to block t mod grid (round robin)
+//               1  block b takes one contiguous share of the tiles
+#ifndef PROBE_HINT
+#define PROBE_HINT 0
+#endif
+#ifndef PROBE_ORDER
+#define PROBE_ORDER 0
+#endif
+
+__device__ __forceinline__ uint4 loadVec(const uint4 *p, unsigned long long pol) {
+#if PROBE_HINT == 0
+  (void)pol;
+  return *p;
+#else
+  uint4 r;
+#if PROBE_HINT == 1
+  (void)pol;
+  asm("ld.global.L2::256B.v4.u32 {%0,%1,%2,%3}, [%4];"
+      : "=r"(r.x), "=r"(r.y), "=r"(r.z), "=r"(r.w)
+      : "l"(p));
+#elif PROBE_HINT == 2
+  asm("ld.global.L2::cache_hint.v4.u32 {%0,%1,%2,%3}, [%4], %5;"
+      : "=r"(r.x), "=r"(r.y), "=r"(r.z), "=r"(r.w)
+      : "l"(p), "l"(pol));
+#else
+  (void)pol;
+  asm("ld.global.nc.L1::no_allocate.L2::256B.v4.u32 {%0,%1,%2,%3}, [%4];"
+      : "=r"(r.x), "=r"(r.y), "=r"(r.z), "=r"(r.w)
+      : "l"(p));
+#endif
+  return r;
+#endif
+}
+
+__device__ __forceinline__ void storeVec(uint4 *p, uint4 v, unsigned long long pol) {
+#if PROBE_HINT == 2
+  asm volatile("st.global.L2::cache_hint.v4.u32 [%0], {%1,%2,%3,%4}, %5;" ::"l"(p), "r"(v.x),
+               "r"(v.y), "r"(v.z), "r"(v.w), "l"(pol)
+               : "memory");
+#elif PROBE_HINT == 3
+  (void)pol;
+  asm volatile("st.global.cs.v4.u32 [%0], {%1,%2,%3,%4};" ::"l"(p), "r"(v.x), "r"(v.y),
+               "r"(v.z), "r"(v.w)
+               : "memory");
+#else
+  (void)pol;
+  *p = v;
+#endif
+}
+
 extern "C" __global__ void __launch_bounds__(256)
     probe_ldg(const Tile *tiles, long long n) {
-  for (long long t = blockIdx.x; t < n; t += gridDim.x) {
+  unsigned long long pol = 0;
+#if PROBE_HINT == 2
+  asm("createpolicy.fractional.L2::evict_first.b64 %0, 1.0;" : "=l"(pol));
+#endif
+#if PROBE_ORDER == 0
+  const long long first = blockIdx.x, end = n, step = gridDim.x;
+#else
+  const long long first = n * blockIdx.x / gridDim.x,
+                  end = n * (blockIdx.x + 1) / gridDim.x, step = 1;
+#endif
+  for (long long t = first; t < end; t += step) {
     Tile tl = tiles[t];
     const uint4 *src = reinterpret_cast<const uint4 *>(tl.src);
     uint4 *dst = reinterpret_cast<uint4 *>(tl.dst);
@@ -38,11 +106,11 @@ extern "C" __global__ void __launch_bounds__(256)
 #pragma unroll
       for (int k = 0; k < 4; ++k)
         if (v + k * 256 < vecs)
-          a[k] = src[v + k * 256];
+          a[k] = loadVec(src + v + k * 256, pol);
 #pragma unroll
       for (int k = 0; k < 4; ++k)
         if (v + k * 256 < vecs)
-          dst[v + k * 256] = a[k];
+          storeVec(dst + v + k * 256, a[k], pol);
     }
   }
 }

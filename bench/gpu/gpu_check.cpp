@@ -338,36 +338,69 @@ static void printPerRun(Gpu &g, const Plan &plan, const poolrt::SolvedLayout &la
 }
 
 // The hand-written probes (bench/gpu/copy_probe.cu, PTX built by nvcc on
-// the GPU machine and named by POOL_COPY_PROBE) over each case's runs, cut
-// into tiles of at most 16 KiB: ratios to the same memcpy as the base
-// table, and each probe's output checked against the host lowering.
+// the GPU machine) over each case's runs, cut into tiles of at most 16 KiB:
+// ratios to the same memcpy as the base table, and each probe's output
+// checked against the host lowering. POOL_COPY_PROBE names the modules,
+// comma-separated NAME=FILE.ptx; the first gives the "ldg x4" and "bulk"
+// columns, each further one its probe_ldg as a column of its own (the
+// same kernel built with other cache hints or tile orders). A module the
+// driver refuses (ptxas rejects a hint) is reported and left out.
 struct ProbeTile {
   uint64_t dst, src;
   uint32_t bytes, pad0;
   uint64_t pad1;
 };
+struct ProbeModule {
+  std::string name;
+  CUfunction ldg = nullptr, bulk = nullptr;
+};
+static std::vector<ProbeModule> loadProbes(const char *list) {
+  std::vector<ProbeModule> out;
+  std::stringstream items(list);
+  std::string item;
+  while (std::getline(items, item, ',')) {
+    if (item.empty())
+      continue;
+    size_t eq = item.find('=');
+    std::string name = eq == std::string::npos ? "ldg x4" : item.substr(0, eq);
+    std::string path = eq == std::string::npos ? item : item.substr(eq + 1);
+    std::ifstream in(path, std::ios::binary);
+    std::stringstream text;
+    text << in.rdbuf();
+    if (!in || text.str().empty()) {
+      std::printf("(copy probe %s: cannot read %s)\n", name.c_str(), path.c_str());
+      continue;
+    }
+    std::string image = text.str() + std::string(1, '\0');
+    CUmodule mod;
+    if (cu.cuModuleLoadData(&mod, image.data()) != CUDA_SUCCESS) {
+      std::printf("(copy probe %s: the driver refused %s)\n", name.c_str(), path.c_str());
+      continue;
+    }
+    ProbeModule m;
+    m.name = name;
+    check(cu.cuModuleGetFunction(&m.ldg, mod, "probe_ldg"), "probe_ldg");
+    if (out.empty())
+      check(cu.cuModuleGetFunction(&m.bulk, mod, "probe_bulk"), "probe_bulk");
+    out.push_back(m);
+  }
+  return out;
+}
 static void printProbes(Gpu &g, const Plan &plan, const poolrt::SolvedLayout &layout,
                         const std::vector<Timed> &timed) {
-  const char *path = std::getenv("POOL_COPY_PROBE");
-  if (!path || !*path)
+  const char *list = std::getenv("POOL_COPY_PROBE");
+  if (!list || !*list)
     return;
-  std::ifstream in(path, std::ios::binary);
-  std::stringstream text;
-  text << in.rdbuf();
-  if (!in || text.str().empty()) {
-    std::printf("\n(copy probe: cannot read %s)\n", path);
+  std::vector<ProbeModule> mods = loadProbes(list);
+  if (mods.empty())
     return;
-  }
-  std::string image = text.str() + std::string(1, '\0');
-  CUmodule mod;
-  check(cu.cuModuleLoadData(&mod, image.data()), "cuModuleLoadData(copy probe)");
-  CUfunction ldg, bulk;
-  check(cu.cuModuleGetFunction(&ldg, mod, "probe_ldg"), "probe_ldg");
-  check(cu.cuModuleGetFunction(&bulk, mod, "probe_bulk"), "probe_bulk");
   std::printf("\n== hand-written probes over the same runs, %% of one cuMemcpyDtoDAsync of the "
               "same bytes (best of grids 132 x {1,2,4,8}; ok = byte-identical to the host "
-              "lowering) ==\n%-20s %9s %10s %16s %16s\n",
-              "case", "tiles", "generated", "ldg x4", "bulk (TMA)");
+              "lowering) ==\n%-20s %9s %10s %16s %16s",
+              "case", "tiles", "generated", mods[0].name.c_str(), "bulk (TMA)");
+  for (size_t m = 1; m < mods.size(); ++m)
+    std::printf(" %16s", mods[m].name.c_str());
+  std::printf("\n");
   for (size_t i = 0; i < plan.cases.size(); ++i) {
     const Case &c = plan.cases[i];
     const poolrt::KernelInfo *k =
@@ -391,7 +424,7 @@ static void printProbes(Gpu &g, const Plan &plan, const poolrt::SolvedLayout &la
       check(cu.cuLaunchKernel(fn, grid, 1, 1, threads, 1, 1, 0, nullptr, args, nullptr),
             "cuLaunchKernel(probe)");
     };
-    auto probe = [&](CUfunction fn, unsigned threads, char *cell, size_t size) {
+    auto probe = [&](CUfunction fn, unsigned threads) {
       prepareCase(g, c);
       run(fn, threads, 132 * 4);
       check(cu.cuCtxSynchronize(), "probe kernel");
@@ -400,17 +433,22 @@ static void printProbes(Gpu &g, const Plan &plan, const poolrt::SolvedLayout &la
       double best = 1e30;
       for (unsigned m : {1u, 2u, 4u, 8u})
         best = std::min(best, meanMs(g, [&] { run(fn, threads, 132 * m); }));
-      std::snprintf(cell, size, "%6.1f%% %s", 100.0 * timed[i].memMs / best,
+      char cell[64];
+      std::snprintf(cell, sizeof cell, "%6.1f%% %s", 100.0 * timed[i].memMs / best,
                     got == c.expect ? "ok" : "MISMATCH");
+      return std::string(cell);
     };
-    // Both move 16-byte units: a run off that grain is not theirs to copy.
-    char a[64] = "unaligned", b[64] = "unaligned";
-    if (aligned) {
-      probe(ldg, 256, a, sizeof a);
-      probe(bulk, 32, b, sizeof b);
-    }
-    std::printf("%-20s %9zu %9.1f%% %16s %16s\n", c.name.c_str(), tiles.size(),
-                100.0 * timed[i].memMs / timed[i].runtimeMs, a, b);
+    // They move 16-byte units: a run off that grain is not theirs to copy.
+    std::vector<std::string> cells;
+    cells.push_back(aligned ? probe(mods[0].ldg, 256) : "unaligned");
+    cells.push_back(aligned ? probe(mods[0].bulk, 32) : "unaligned");
+    for (size_t m = 1; m < mods.size(); ++m)
+      cells.push_back(aligned ? probe(mods[m].ldg, 256) : "unaligned");
+    std::printf("%-20s %9zu %9.1f%%", c.name.c_str(), tiles.size(),
+                100.0 * timed[i].memMs / timed[i].runtimeMs);
+    for (const std::string &cell : cells)
+      std::printf(" %16s", cell.c_str());
+    std::printf("\n");
     check(cu.cuMemFree(table), "cuMemFree(tiles)");
   }
   std::printf("(generated: the runtime's grid, from the first table)\n");

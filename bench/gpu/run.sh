@@ -193,6 +193,8 @@ build_gpu_check() {
 # reports go to $OUT (or /tmp), a summary to stdout.
 PROFILE_CASES=${PROFILE_CASES:-image_gather_x256 image_store_x64}
 PROFILE_VARIANTS=${PROFILE_VARIANTS:-}
+# The copy probe's further builds, NAME:PROBE_HINT:PROBE_ORDER each.
+PROBE_VARIANTS=${PROBE_VARIANTS:-"l2-256B:1:0 evict-first:2:0 nc+cs:3:0 chunks:0:1"}
 profile_on_device() {
   build_gpu_check
   local ncu out=${OUT:-/tmp} c k v art
@@ -222,10 +224,18 @@ gpu_check_on_device() {
     [ -e "$f" ] && variants+=("$(basename "$f" .poolpack | sed 's/^model-//')=$f")
   done
   # The hand-written probes beside them, where nvcc is there.
-  local probe="" nvcc
+  # One module per variant (PROBE_VARIANTS: NAME:HINT:ORDER, see
+  # copy_probe.cu), so a hint ptxas refuses costs only its own column.
+  local probe="" nvcc v name hint order
   nvcc=$(command -v nvcc || echo /usr/local/cuda/bin/nvcc)
-  if [ -x "$nvcc" ] && "$nvcc" -ptx -arch=sm_90 -o /tmp/copy_probe.ptx bench/gpu/copy_probe.cu; then
-    probe=/tmp/copy_probe.ptx
+  if [ -x "$nvcc" ]; then
+    for v in "ldg x4:0:0" $PROBE_VARIANTS; do
+      name=${v%%:*}; hint=${v#*:}; order=${hint#*:}; hint=${hint%%:*}
+      if "$nvcc" -ptx -arch=sm_90 -DPROBE_HINT="$hint" -DPROBE_ORDER="$order" \
+        -o "/tmp/copy_probe-$hint-$order.ptx" bench/gpu/copy_probe.cu; then
+        probe="$probe${probe:+,}$name=/tmp/copy_probe-$hint-$order.ptx"
+      fi
+    done
   fi
   POOL_COPY_PROBE=$probe /tmp/gpu_check .gpu-carry/model.poolpack .gpu-carry/plan.txt "${variants[@]}"
 }
