@@ -12,6 +12,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstring>
 
 using namespace poolrt;
 
@@ -130,6 +131,123 @@ void prints(benchmark::State &state) {
   state.SetBytesProcessed(int64_t(state.iterations()) * int64_t(t.size() * 8));
 }
 
+
+// The floor of a cached admission's per-block work, with nothing of the
+// cache manager around it: the same 32-byte block record and 8-byte LRU
+// links as BlockPool, the hit run's ids in the order the pool gave them,
+// and only what any two-call admission (can_allocate, then allocate) must
+// do a block: the match reads the record (hash, fingerprint, count word,
+// state) and compares it with the request's; the claim reads it again,
+// takes the block out of the LRU (the run sits there as one span, as a run
+// freed together does) and writes its count and state; the ids go into the
+// block table by one memcpy. No bounds checks, no index probes, no
+// status. What this costs a block on a machine is the lower bound for the
+// real admission's per-block cost there (issue 17, goal 3).
+struct FloorMeta {
+  uint64_t hash, print;
+  uint64_t word; // count, indexed, has tokens, as BlockPool::matchWord
+  int32_t refCount;
+  uint8_t state; // 0 cached, 1 held
+};
+static_assert(sizeof(FloorMeta) == 32);
+struct FloorLink {
+  int32_t prev, next;
+};
+
+void admissionFloor(benchmark::State &state, bool doMatch, bool doClaim) {
+  size_t n = size_t(state.range(0) / state.range(1)) - 1; // the last block is never a hit
+  size_t cap = 4 * n + 64;
+  std::vector<FloorMeta> meta(cap);
+  std::vector<FloorLink> links(cap, FloorLink{-1, -1});
+  std::vector<BlockId> ids(n), table(n);
+  std::vector<BlockHash> hashes(n);
+  std::vector<uint64_t> prints(n);
+  const uint64_t want = 16 | (1ull << 32) | (1ull << 40);
+  for (size_t i = 0; i < n; ++i) {
+    int32_t b = int32_t(cap - 1 - i); // a free list hands out ids top down
+    ids[i] = BlockId(b);
+    hashes[i] = 0x9e3779b97f4a7c15ull * (i + 1);
+    prints[i] = hashes[i] ^ 0x5bd1e995u;
+    meta[size_t(b)] = FloorMeta{hashes[i], prints[i], want, 0, 0};
+  }
+  auto relink = [&] { // the run back in the LRU as one span, freed in order
+    for (size_t i = 0; i < n; ++i) {
+      int32_t b = ids[i].value;
+      links[size_t(b)] = {i ? ids[i - 1].value : -1, i + 1 < n ? ids[i + 1].value : -1};
+      meta[size_t(b)].refCount = 0;
+      meta[size_t(b)].state = 0;
+    }
+  };
+  relink();
+  int32_t head = ids[0].value, tail = ids[n - 1].value;
+  size_t matched = 0;
+  for (auto _ : state) {
+    auto t0 = std::chrono::steady_clock::now();
+    // Match: eight lanes folded, one branch per eight.
+    size_t i = 0, live = 0;
+    if (!doMatch)
+      i = n;
+    for (; doMatch && i + 8 <= n; i += 8) {
+      uint64_t bad = 0;
+      for (size_t j = 0; j < 8; ++j) {
+        const FloorMeta &m = meta[size_t(ids[i + j].value)];
+        bad |= (m.hash ^ hashes[i + j]) | (m.print ^ prints[i + j]) | (m.word ^ want);
+        live += m.state;
+      }
+      if (bad)
+        break;
+    }
+    for (; doMatch && i < n; ++i) {
+      const FloorMeta &m = meta[size_t(ids[i].value)];
+      if ((m.hash ^ hashes[i]) | (m.print ^ prints[i]) | (m.word ^ want))
+        break;
+      live += m.state;
+    }
+    benchmark::DoNotOptimize(live);
+    // Claim: re-check, unlink (span bookkeeping as IntrusiveLru::Batch),
+    // count and state.
+    size_t c = 0;
+    int32_t before = -1, after = -1;
+    bool open = false;
+    for (; doClaim && c < i; ++c) {
+      int32_t b = ids[c].value;
+      FloorMeta &m = meta[size_t(b)];
+      if (m.hash != hashes[c] || m.state != 0)
+        break;
+      int32_t p = links[size_t(b)].prev, nx = links[size_t(b)].next;
+      if (open && b == after) {
+        after = nx;
+      } else if (open && b == before) {
+        before = p;
+      } else {
+        open = true;
+        before = p;
+        after = nx;
+      }
+      links[size_t(b)] = {-1, -1};
+      m.refCount = 1;
+      m.state = 1;
+    }
+    if (open) {
+      if (before >= 0) links[size_t(before)].next = after; else head = after;
+      if (after >= 0) links[size_t(after)].prev = before; else tail = before;
+    }
+    if (!doClaim)
+      c = i;
+    std::memcpy(table.data(), ids.data(), c * sizeof(BlockId));
+    auto t1 = std::chrono::steady_clock::now();
+    benchmark::DoNotOptimize(table.data());
+    benchmark::DoNotOptimize(head);
+    benchmark::DoNotOptimize(tail);
+    state.SetIterationTime(std::chrono::duration<double>(t1 - t0).count());
+    matched += c;
+    relink();
+    head = ids[0].value;
+    tail = ids[n - 1].value;
+  }
+  state.counters["hit_blocks"] = double(matched) / double(state.iterations());
+}
+
 } // namespace
 
 BENCHMARK(rawXxh64)->Name("hash/raw_xxh64")->Arg(32768);
@@ -146,5 +264,13 @@ BENCHMARK_CAPTURE(admission, stateless_cached, false, false)
 BENCHMARK_CAPTURE(admission, fork_cached, false, true)
     ->Args({1024, 16})->Args({32768, 16})->Args({1024, 256})->Args({32768, 256})
     ->UseManualTime();
+
+// floor: both; floor_match / floor_claim: one pass alone (+ the memcpy).
+BENCHMARK_CAPTURE(admissionFloor, floor, true, true)->Name("admission/floor")
+    ->Args({1024, 16})->Args({32768, 16})->UseManualTime();
+BENCHMARK_CAPTURE(admissionFloor, floor_match, true, false)->Name("admission/floor_match")
+    ->Args({1024, 16})->Args({32768, 16})->UseManualTime();
+BENCHMARK_CAPTURE(admissionFloor, floor_claim, false, true)->Name("admission/floor_claim")
+    ->Args({1024, 16})->Args({32768, 16})->UseManualTime();
 
 BENCHMARK_MAIN();

@@ -644,6 +644,29 @@ TEST(BlockPoolIndex, LookupRunAndClaimIndexedRunStopAtTheFirstMiss) {
   EXPECT_TRUE(pool.invariantsHold());
 }
 
+TEST(BlockPoolIndex, UsedStatesCountsEightPackedStatesAsUsedStateDoes) {
+  // The match's eight lanes pack their states a byte each; the count must
+  // equal usedState summed over the bytes for every state in every lane
+  // (a byte's carry into its neighbour, or a bound off by one state, would
+  // miscount some mix).
+  const BlockState all[] = {BlockState::Vacant, BlockState::Cached, BlockState::Popped,
+                            BlockState::Held,   BlockState::RawUnit, BlockState::Retired};
+  std::mt19937 rng(77);
+  for (int round = 0; round < 20000; ++round) {
+    uint64_t packed = 0;
+    size_t want = 0;
+    for (int lane = 0; lane < 8; ++lane) {
+      // The first 48 rounds put each state in each lane over a Retired
+      // background (the largest byte); the rest are random mixes.
+      BlockState s = round < 48 ? (lane == round / 6 ? all[round % 6] : BlockState::Retired)
+                                : all[rng() % 6];
+      packed |= uint64_t(uint8_t(s)) << (8 * lane);
+      want += BlockPool::usedState(s) ? 1 : 0;
+    }
+    ASSERT_EQ(BlockPool::usedStates(packed), want) << "round " << round;
+  }
+}
+
 TEST(BlockPoolIndex, MatchRunWithHintsAnswersAsTheIndexDoes) {
   // A chain of 40 published blocks (whole lanes of eight and a tail), then
   // churn that evicts some, re-publishes some hashes on other blocks and

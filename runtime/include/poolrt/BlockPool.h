@@ -297,6 +297,27 @@ public:
   Status checkInvariants() const;
   bool invariantsHold() const { return checkInvariants().ok(); }
 
+  /// Held or RawUnit, from the state alone (the two are adjacent).
+  static bool usedState(BlockState s) {
+    return uint8_t(uint8_t(s) - uint8_t(BlockState::Held)) < 2;
+  }
+  static_assert(uint8_t(BlockState::RawUnit) == uint8_t(BlockState::Held) + 1,
+                "usedState reads Held and RawUnit as one range");
+  /// How many of eight states, a byte each, are used (usedState), without
+  /// a branch or a per-byte loop: a byte's top bit after adding 0x80 - Held
+  /// says "at least Held", after adding 0x80 - Retired "at least Retired"
+  /// (no byte carries into the next: every state is at most Retired).
+  static size_t usedStates(uint64_t states) {
+    constexpr uint64_t kOnes = 0x0101010101010101ull, kTops = kOnes << 7;
+    const uint64_t atLeastHeld = states + kOnes * (0x80 - uint8_t(BlockState::Held));
+    const uint64_t atLeastRetired = states + kOnes * (0x80 - uint8_t(BlockState::Retired));
+    const uint64_t tops = atLeastHeld & ~atLeastRetired & kTops;
+    return size_t(((tops >> 7) * kOnes) >> 56);
+  }
+  static_assert(uint8_t(BlockState::Retired) == uint8_t(BlockState::RawUnit) + 1 &&
+                    uint8_t(BlockState::Retired) < 0x80,
+                "usedStates: Retired is the last state, and a byte's sum stays in it");
+
 private:
   static constexpr int32_t kNil = -1;
   // Index load at most 1/8: 64 bytes of index per block. Probe-loop
@@ -336,12 +357,6 @@ private:
     m.hasTokens = true;
     return matchWord(m);
   }
-  /// Held or RawUnit, from the state alone (the two are adjacent).
-  static bool usedState(BlockState s) {
-    return uint8_t(uint8_t(s) - uint8_t(BlockState::Held)) < 2;
-  }
-  static_assert(uint8_t(BlockState::RawUnit) == uint8_t(BlockState::Held) + 1,
-                "usedState reads Held and RawUnit as one range");
   template <bool kPrints>
   size_t matchRunImpl(const BlockHash *hashes, const uint64_t *prints,
                       size_t count, size_t n, BlockId *ids, size_t numHints,
@@ -537,35 +552,39 @@ inline size_t BlockPool::matchRunImpl(const BlockHash *hashes, const uint64_t *p
   // Hints, eight at a time with one branch per eight: a re-admission's
   // whole prefix is usually still where the last attempt found it. Each
   // block is three exact compares folded into one word (hash, print, and
-  // matchWord: count, indexed, has tokens). An id outside the pool reads
-  // block 0 (in range whenever limit > 0) and is flagged, so nothing past
-  // the pool is loaded.
+  // matchWord: count, indexed, has tokens). The eight ids are range-checked
+  // together first (their maximum against the pool), so no lane reads past
+  // the pool and none carries a mask of its own; a group with an id outside
+  // goes to the scalar loop, which refuses that id there.
   constexpr size_t kLanes = 8;
-  if (limit > 0) {
-    while (i + kLanes <= hinted) {
-      // Separate accumulators, each a chain: one folded expression gets
-      // reassociated into a tree whose leaves spill to the stack.
-      uint64_t badH = 0, badP = 0, badW = 0;
-      size_t u = 0;
-      for (size_t j = 0; j < kLanes; ++j) {
-        uint32_t b = uint32_t(ids[i + j].value);
-        uint32_t in = uint32_t(b < limit);
-        badW |= in ^ 1u;
-        const Meta &m = md[b & (0u - in)]; // a mask, not a branch
-        badH |= m.hash ^ hashes[i + j];
-        if constexpr (kPrints) {
-          badP |= m.print ^ prints[i + j];
-          badW |= matchWord(m) ^ want;
-        } else {
-          badW |= uint64_t(!m.indexed);
-        }
-        u += size_t(usedState(m.state));
-      }
-      if (badH | badP | badW)
-        break; // the scalar loop finds which one, and probes for it
-      used += u;
-      i += kLanes;
+  while (i + kLanes <= hinted) {
+    uint32_t bs[kLanes];
+    uint32_t top = 0;
+    for (size_t j = 0; j < kLanes; ++j) {
+      bs[j] = uint32_t(ids[i + j].value);
+      top = std::max(top, bs[j]);
     }
+    if (top >= limit)
+      break;
+    // Separate accumulators, each a chain: one folded expression gets
+    // reassociated into a tree whose leaves spill to the stack. The eight
+    // states go into one word, a byte each, counted at the end.
+    uint64_t badH = 0, badP = 0, badW = 0, states = 0;
+    for (size_t j = 0; j < kLanes; ++j) {
+      const Meta &m = md[bs[j]];
+      badH |= m.hash ^ hashes[i + j];
+      if constexpr (kPrints) {
+        badP |= m.print ^ prints[i + j];
+        badW |= matchWord(m) ^ want;
+      } else {
+        badW |= uint64_t(!m.indexed);
+      }
+      states |= uint64_t(uint8_t(m.state)) << (8 * j);
+    }
+    if (badH | badP | badW)
+      break; // the scalar loop finds which one, and probes for it
+    used += usedStates(states);
+    i += kLanes;
   }
   // One at a time: the hint where it still holds, else the index.
   for (; i < n; ++i) {
@@ -592,7 +611,7 @@ inline size_t BlockPool::claimIndexedRun(const BlockId *ids, const BlockHash *ha
   // written through `this`, every store to a block's metadata or links
   // could alias them and force a reload per block.
   Meta *md = meta.data();
-  const int32_t limit = numBlocks_;
+  const uint32_t limit = uint32_t(numBlocks_);
   int32_t taken = 0;
 
   size_t i = 0;
@@ -600,7 +619,7 @@ inline size_t BlockPool::claimIndexedRun(const BlockId *ids, const BlockHash *ha
     detail::IntrusiveLru::Batch cached(lru);
     for (; i < n; ++i) {
       int32_t b = ids[i].value;
-      if (b < 0 || b >= limit)
+      if (uint32_t(b) >= limit) // negative ids wrap past the pool too
         break;
       Meta &m = md[b];
       if (!m.indexed || m.hash != hashes[i])
