@@ -19,10 +19,10 @@ using namespace poolrt;
 namespace {
 
 std::unique_ptr<CacheManager> warmManager(int64_t blockSize, int64_t tokens,
-                                          bool stateful) {
+                                          bool stateful, int64_t poolBlocks) {
   CacheManagerConfig c;
   c.blockSize = blockSize;
-  c.numBlocks = 4 * tokens / blockSize + 64;
+  c.numBlocks = std::max(poolBlocks, 4 * tokens / blockSize + 64);
   c.numGroups = stateful ? 16 : 0;
   c.transfer = stateful ? StateTransfer::fork(1).value() : StateTransfer::none();
   // Four rungs per prompt, so a stateful prompt resumes from the last one.
@@ -50,18 +50,36 @@ std::unique_ptr<CacheManager> warmManager(int64_t blockSize, int64_t tokens,
   return m;
 }
 
-void admission(benchmark::State &state, bool firstAttempt, bool stateful) {
+// kind: 0 cached (hashes and the last attempt's hits kept on the request),
+// 1 first (hashes computed inside the timed region), 2 probed (hashes and
+// fingerprints kept, the hits not: every block found through the index,
+// as for a new request whose prefix another one left cached, once hashed),
+// 3 probed cold: as 2, with the caches flushed before each admission
+// (untimed: 64 MiB written), so the index and the block records come from
+// memory, as after a step of other work; 4 cached cold: as 0, flushed.
+// poolBlocks: the pool's size where larger than four prompts' worth (a
+// serving pool's index and block records no longer fit in the caches).
+void admission(benchmark::State &state, int kind, bool stateful, int64_t poolBlocks = 0) {
+  const bool firstAttempt = kind == 1;
   int64_t tokens = state.range(0), blockSize = state.range(1);
-  auto m = warmManager(blockSize, tokens, stateful);
+  auto m = warmManager(blockSize, tokens, stateful, poolBlocks);
   Request r;
   for (int64_t i = 0; i < tokens; ++i)
     r.tokens.push_back(i * 7 + 1);
   r.numPromptTokens = tokens;
   int64_t hits = 0;
+  std::vector<uint8_t> flush(kind >= 3 ? size_t(64) << 20 : 0);
   for (auto _ : state) {
     if (firstAttempt) {
       r.hashCache.clear();
       r.printCache.clear();
+    }
+    if (kind == 2 || kind == 3)
+      r.hitHint.clear();
+    if (kind >= 3) {
+      for (size_t k = 0; k < flush.size(); k += 64)
+        flush[k] = uint8_t(flush[k] + 1);
+      benchmark::ClobberMemory();
     }
     // Manual timing: PauseTiming/ResumeTiming around the untimed part would
     // add a few hundred ns of their own to every iteration.
@@ -255,13 +273,26 @@ BENCHMARK_CAPTURE(chain, xxh64, HashScheme::Xxh64)->Name("hash/chain_xxh64")->Ar
 BENCHMARK_CAPTURE(chain, xxh3, HashScheme::Xxh3)->Name("hash/chain_xxh3")->Args({32768, 16})->Args({32768, 256});
 BENCHMARK(prints)->Name("hash/prints")->Args({32768, 16})->Args({32768, 256});
 
-BENCHMARK_CAPTURE(admission, stateless_first, true, false)
+BENCHMARK_CAPTURE(admission, stateless_first, 1, false)
     ->Args({1024, 16})->Args({32768, 16})->Args({1024, 256})->Args({32768, 256})
     ->UseManualTime();
-BENCHMARK_CAPTURE(admission, stateless_cached, false, false)
+BENCHMARK_CAPTURE(admission, stateless_cached, 0, false)
     ->Args({1024, 16})->Args({32768, 16})->Args({1024, 256})->Args({32768, 256})
     ->UseManualTime();
-BENCHMARK_CAPTURE(admission, fork_cached, false, true)
+BENCHMARK_CAPTURE(admission, stateless_probed, 2, false)
+    ->Args({1024, 16})->Args({32768, 16})->Args({1024, 256})->Args({32768, 256})
+    ->UseManualTime();
+// The same in a pool of 2^20 blocks (64 MiB of index, 32 MiB of block
+// records: an H200's KV pool at block 16 holds about that many).
+BENCHMARK_CAPTURE(admission, stateless_probed_1m, 2, false, int64_t(1) << 20)
+    ->Args({32768, 16})->UseManualTime();
+BENCHMARK_CAPTURE(admission, stateless_cached_1m, 0, false, int64_t(1) << 20)
+    ->Args({32768, 16})->UseManualTime();
+BENCHMARK_CAPTURE(admission, stateless_probed_cold_1m, 3, false, int64_t(1) << 20)
+    ->Args({32768, 16})->Args({1024, 16})->Iterations(300)->UseManualTime();
+BENCHMARK_CAPTURE(admission, stateless_cached_cold_1m, 4, false, int64_t(1) << 20)
+    ->Args({32768, 16})->Args({1024, 16})->Iterations(300)->UseManualTime();
+BENCHMARK_CAPTURE(admission, fork_cached, 0, true)
     ->Args({1024, 16})->Args({32768, 16})->Args({1024, 256})->Args({32768, 256})
     ->UseManualTime();
 

@@ -587,18 +587,36 @@ inline size_t BlockPool::matchRunImpl(const BlockHash *hashes, const uint64_t *p
     i += kLanes;
   }
   // One at a time: the hint where it still holds, else the index.
-  for (; i < n; ++i) {
-    int32_t b = i < hinted ? ids[i].value : kNil;
-    if (!indexedAs(BlockId(b), hashes[i])) {
-      b = index.find(hashes[i], keyOf());
+  auto take = [&](size_t at, int32_t b) {
+    if (!indexedAs(BlockId(b), hashes[at])) {
+      b = index.find(hashes[at], keyOf());
       if (b < 0 || b >= numBlocks_)
-        break;
+        return false;
     }
     const Meta &m = md[b];
-    if (kPrints && ((m.print ^ prints[i]) | (matchWord(m) ^ want)))
-      break;
+    if (kPrints && ((m.print ^ prints[at]) | (matchWord(m) ^ want)))
+      return false;
     used += size_t(usedState(m.state));
-    ids[i] = BlockId(b);
+    ids[at] = BlockId(b);
+    return true;
+  };
+  for (; i < hinted; ++i)
+    if (!take(i, ids[i].value))
+      break;
+  // Past the hints every block is a probe, and the chain's hashes are all
+  // known: each probe's home slot is asked for kAhead blocks early, so the
+  // probes' cache misses overlap instead of each waiting on its own. (Its
+  // own loop: the hinted path above stays as it was.)
+  if (i >= hinted) {
+    constexpr size_t kAhead = 8;
+    for (size_t k = i; k < std::min(n, i + kAhead); ++k)
+      index.prefetch(hashes[k]);
+    for (; i < n; ++i) {
+      if (i + kAhead < n)
+        index.prefetch(hashes[i + kAhead]);
+      if (!take(i, kNil))
+        break;
+    }
   }
   if (live)
     *live = used;
