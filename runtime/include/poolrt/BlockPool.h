@@ -361,6 +361,16 @@ private:
   size_t matchRunImpl(const BlockHash *hashes, const uint64_t *prints,
                       size_t count, size_t n, BlockId *ids, size_t numHints,
                       size_t *live) const;
+  /// matchRunImpl past its hints: blocks [i, n) through the index alone,
+  /// with the probes prefetched. Out of line, so the hinted loops keep
+  /// their registers.
+  struct Probed {
+    size_t end, used;
+  };
+  template <bool kPrints>
+  [[gnu::noinline]] Probed matchProbes(const BlockHash *hashes, const uint64_t *prints,
+                                       uint64_t want, size_t i, size_t n,
+                                       BlockId *ids) const;
   /// The index's key of a block: the hash it holds (see TaggedIndex).
   struct KeyOf {
     const Meta *meta;
@@ -587,40 +597,54 @@ inline size_t BlockPool::matchRunImpl(const BlockHash *hashes, const uint64_t *p
     i += kLanes;
   }
   // One at a time: the hint where it still holds, else the index.
-  auto take = [&](size_t at, int32_t b) {
-    if (!indexedAs(BlockId(b), hashes[at])) {
-      b = index.find(hashes[at], keyOf());
+  for (; i < hinted; ++i) {
+    int32_t b = ids[i].value;
+    if (!indexedAs(BlockId(b), hashes[i])) {
+      b = index.find(hashes[i], keyOf());
       if (b < 0 || b >= numBlocks_)
-        return false;
-    }
-    const Meta &m = md[b];
-    if (kPrints && ((m.print ^ prints[at]) | (matchWord(m) ^ want)))
-      return false;
-    used += size_t(usedState(m.state));
-    ids[at] = BlockId(b);
-    return true;
-  };
-  for (; i < hinted; ++i)
-    if (!take(i, ids[i].value))
-      break;
-  // Past the hints every block is a probe, and the chain's hashes are all
-  // known: each probe's home slot is asked for kAhead blocks early, so the
-  // probes' cache misses overlap instead of each waiting on its own. (Its
-  // own loop: the hinted path above stays as it was.)
-  if (i >= hinted) {
-    constexpr size_t kAhead = 8;
-    for (size_t k = i; k < std::min(n, i + kAhead); ++k)
-      index.prefetch(hashes[k]);
-    for (; i < n; ++i) {
-      if (i + kAhead < n)
-        index.prefetch(hashes[i + kAhead]);
-      if (!take(i, kNil))
         break;
     }
+    const Meta &m = md[b];
+    if (kPrints && ((m.print ^ prints[i]) | (matchWord(m) ^ want)))
+      break;
+    used += size_t(usedState(m.state));
+    ids[i] = BlockId(b);
+  }
+  if (i >= hinted && i < n) {
+    Probed p = matchProbes<kPrints>(hashes, prints, want, i, n, ids);
+    i = p.end;
+    used += p.used;
   }
   if (live)
     *live = used;
   return i;
+}
+
+template <bool kPrints>
+BlockPool::Probed BlockPool::matchProbes(const BlockHash *hashes, const uint64_t *prints,
+                                         uint64_t want, size_t i, size_t n,
+                                         BlockId *ids) const {
+  // Past the hints every block is a probe, and the chain's hashes are all
+  // known: each probe's home slot is asked for kAhead blocks early, so the
+  // probes' cache misses overlap instead of each waiting on its own.
+  constexpr size_t kAhead = 8;
+  const Meta *md = meta.data();
+  size_t used = 0;
+  for (size_t k = i; k < std::min(n, i + kAhead); ++k)
+    index.prefetch(hashes[k]);
+  for (; i < n; ++i) {
+    if (i + kAhead < n)
+      index.prefetch(hashes[i + kAhead]);
+    int32_t b = index.find(hashes[i], keyOf());
+    if (b < 0 || b >= numBlocks_)
+      break;
+    const Meta &m = md[b];
+    if (kPrints && ((m.print ^ prints[i]) | (matchWord(m) ^ want)))
+      break;
+    used += size_t(usedState(m.state));
+    ids[i] = BlockId(b);
+  }
+  return Probed{i, used};
 }
 
 inline size_t BlockPool::claimIndexedRun(const BlockId *ids, const BlockHash *hashes,
