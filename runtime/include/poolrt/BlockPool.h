@@ -367,6 +367,21 @@ private:
   struct Probed {
     size_t end, used;
   };
+  /// Block `b` (a hint or the index's answer) as block `at` of a match: in
+  /// the pool, and under kPrints holding that block's fingerprint and
+  /// count. Counts it in `used` and records it in ids[at].
+  template <bool kPrints>
+  bool acceptMatch(int32_t b, size_t at, const uint64_t *prints, uint64_t want,
+                   BlockId *ids, size_t &used) const {
+    if (b < 0 || b >= numBlocks_)
+      return false;
+    const Meta &m = meta[size_t(b)];
+    if (kPrints && ((m.print ^ prints[at]) | (matchWord(m) ^ want)))
+      return false;
+    used += size_t(usedState(m.state));
+    ids[at] = BlockId(b);
+    return true;
+  }
   template <bool kPrints>
   [[gnu::noinline]] Probed matchProbes(const BlockHash *hashes, const uint64_t *prints,
                                        uint64_t want, size_t i, size_t n,
@@ -599,16 +614,10 @@ inline size_t BlockPool::matchRunImpl(const BlockHash *hashes, const uint64_t *p
   // One at a time: the hint where it still holds, else the index.
   for (; i < hinted; ++i) {
     int32_t b = ids[i].value;
-    if (!indexedAs(BlockId(b), hashes[i])) {
+    if (!indexedAs(BlockId(b), hashes[i]))
       b = index.find(hashes[i], keyOf());
-      if (b < 0 || b >= numBlocks_)
-        break;
-    }
-    const Meta &m = md[b];
-    if (kPrints && ((m.print ^ prints[i]) | (matchWord(m) ^ want)))
+    if (!acceptMatch<kPrints>(b, i, prints, want, ids, used))
       break;
-    used += size_t(usedState(m.state));
-    ids[i] = BlockId(b);
   }
   if (i >= hinted && i < n) {
     Probed p = matchProbes<kPrints>(hashes, prints, want, i, n, ids);
@@ -628,21 +637,14 @@ BlockPool::Probed BlockPool::matchProbes(const BlockHash *hashes, const uint64_t
   // known: each probe's home slot is asked for kAhead blocks early, so the
   // probes' cache misses overlap instead of each waiting on its own.
   constexpr size_t kAhead = 8;
-  const Meta *md = meta.data();
   size_t used = 0;
   for (size_t k = i; k < std::min(n, i + kAhead); ++k)
     index.prefetch(hashes[k]);
   for (; i < n; ++i) {
     if (i + kAhead < n)
       index.prefetch(hashes[i + kAhead]);
-    int32_t b = index.find(hashes[i], keyOf());
-    if (b < 0 || b >= numBlocks_)
+    if (!acceptMatch<kPrints>(index.find(hashes[i], keyOf()), i, prints, want, ids, used))
       break;
-    const Meta &m = md[b];
-    if (kPrints && ((m.print ^ prints[i]) | (matchWord(m) ^ want)))
-      break;
-    used += size_t(usedState(m.state));
-    ids[i] = BlockId(b);
   }
   return Probed{i, used};
 }
