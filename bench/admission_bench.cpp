@@ -56,7 +56,8 @@ std::unique_ptr<CacheManager> warmManager(int64_t blockSize, int64_t tokens,
 // as for a new request whose prefix another one left cached, once hashed),
 // 3 probed cold: as 2, with the caches flushed before each admission
 // (untimed: 64 MiB written), so the index and the block records come from
-// memory, as after a step of other work; 4 cached cold: as 0, flushed.
+// memory, as after a step of other work; 4 cached cold: as 0, flushed;
+// 5 cached release: as 0, the deallocate that follows timed instead.
 // poolBlocks: the pool's size where larger than four prompts' worth (a
 // serving pool's index and block records no longer fit in the caches).
 void admission(benchmark::State &state, int kind, bool stateful, int64_t poolBlocks = 0) {
@@ -68,7 +69,7 @@ void admission(benchmark::State &state, int kind, bool stateful, int64_t poolBlo
     r.tokens.push_back(i * 7 + 1);
   r.numPromptTokens = tokens;
   int64_t hits = 0;
-  std::vector<uint8_t> flush(kind >= 3 ? size_t(64) << 20 : 0);
+  std::vector<uint8_t> flush(kind == 3 || kind == 4 ? size_t(64) << 20 : 0);
   for (auto _ : state) {
     if (firstAttempt) {
       r.hashCache.clear();
@@ -76,7 +77,7 @@ void admission(benchmark::State &state, int kind, bool stateful, int64_t poolBlo
     }
     if (kind == 2 || kind == 3)
       r.hitHint.clear();
-    if (kind >= 3) {
+    if (kind == 3 || kind == 4) {
       for (size_t k = 0; k < flush.size(); k += 64)
         flush[k] = uint8_t(flush[k] + 1);
       benchmark::ClobberMemory();
@@ -88,9 +89,14 @@ void admission(benchmark::State &state, int kind, bool stateful, int64_t poolBlo
     Status s = m->allocate(r, hit);
     auto t1 = std::chrono::steady_clock::now();
     benchmark::DoNotOptimize(s);
-    state.SetIterationTime(std::chrono::duration<double>(t1 - t0).count());
     hits += hit;
-    (void)m->deallocate(r);
+    Status d = m->deallocate(r);
+    auto t2 = std::chrono::steady_clock::now();
+    benchmark::DoNotOptimize(d);
+    // kind 5 times the release (deallocate) of the cached admission
+    // instead: where work moves from admission to free, both show it.
+    state.SetIterationTime(
+        std::chrono::duration<double>(kind == 5 ? t2 - t1 : t1 - t0).count());
     m->completePreviousStateBatch();
     m->completePreviousStateBatch();
   }
@@ -161,6 +167,10 @@ void prints(benchmark::State &state) {
 // block table by one memcpy. No bounds checks, no index probes, no
 // status. What this costs a block on a machine is the lower bound for the
 // real admission's per-block cost there (issue 17, goal 3).
+//
+// unlink: the claim also takes each block out of the LRU list, as
+// BlockPool did before it left run-claimed blocks linked as stale members
+// (the floor_unlink cases keep that design's floor for comparison).
 struct FloorMeta {
   uint64_t hash, print;
   uint64_t word; // count, indexed, has tokens, as BlockPool::matchWord
@@ -172,7 +182,7 @@ struct FloorLink {
   int32_t prev, next;
 };
 
-void admissionFloor(benchmark::State &state, bool doMatch, bool doClaim) {
+void admissionFloor(benchmark::State &state, bool doMatch, bool doClaim, bool unlink) {
   size_t n = size_t(state.range(0) / state.range(1)) - 1; // the last block is never a hit
   size_t cap = 4 * n + 64;
   std::vector<FloorMeta> meta(cap);
@@ -232,6 +242,11 @@ void admissionFloor(benchmark::State &state, bool doMatch, bool doClaim) {
       FloorMeta &m = meta[size_t(b)];
       if (m.hash != hashes[c] || m.state != 0)
         break;
+      if (!unlink) {
+        m.refCount = 1;
+        m.state = 1;
+        continue;
+      }
       int32_t p = links[size_t(b)].prev, nx = links[size_t(b)].next;
       if (open && b == after) {
         after = nx;
@@ -266,6 +281,35 @@ void admissionFloor(benchmark::State &state, bool doMatch, bool doClaim) {
   state.counters["hit_blocks"] = double(matched) / double(state.iterations());
 }
 
+void popAfterRunClaim(benchmark::State &state) {
+  const int32_t claimed = int32_t(state.range(0)), n = 2 * claimed + 2;
+  std::vector<BlockId> ids(static_cast<size_t>(claimed));
+  std::vector<BlockHash> hashes(static_cast<size_t>(claimed));
+  for (int32_t b = 0; b < claimed; ++b) {
+    ids[size_t(b)] = BlockId(b);
+    hashes[size_t(b)] = BlockHash(0x9e3779b97f4a7c15ull * uint64_t(b + 1));
+  }
+  for (auto _ : state) {
+    BlockPool pool = BlockPool::create(n).take();
+    for (int32_t b = 0; b < n; ++b) {
+      (void)pool.allocate(BlockId(b));
+      (void)pool.publish(BlockId(b), BlockHash(0x9e3779b97f4a7c15ull * uint64_t(b + 1)),
+                         nullptr, 0);
+    }
+    for (int32_t b = 0; b < n; ++b)
+      (void)pool.free(BlockId(b)); // the LRU list: 0, 1, ..., n - 1
+    if (pool.claimIndexedRun(ids.data(), hashes.data(), ids.size()) != ids.size())
+      state.SkipWithError("the run claim did not take the whole run");
+    auto t0 = std::chrono::steady_clock::now();
+    BlockId v = pool.takeFree();
+    auto t1 = std::chrono::steady_clock::now();
+    benchmark::DoNotOptimize(v);
+    if (v != BlockId(claimed))
+      state.SkipWithError("the pop did not take the first unclaimed block");
+    state.SetIterationTime(std::chrono::duration<double>(t1 - t0).count());
+  }
+}
+
 } // namespace
 
 BENCHMARK(rawXxh64)->Name("hash/raw_xxh64")->Arg(32768);
@@ -277,6 +321,9 @@ BENCHMARK_CAPTURE(admission, stateless_first, 1, false)
     ->Args({1024, 16})->Args({32768, 16})->Args({1024, 256})->Args({32768, 256})
     ->UseManualTime();
 BENCHMARK_CAPTURE(admission, stateless_cached, 0, false)
+    ->Args({1024, 16})->Args({32768, 16})->Args({1024, 256})->Args({32768, 256})
+    ->UseManualTime();
+BENCHMARK_CAPTURE(admission, stateless_cached_release, 5, false)
     ->Args({1024, 16})->Args({32768, 16})->Args({1024, 256})->Args({32768, 256})
     ->UseManualTime();
 BENCHMARK_CAPTURE(admission, stateless_probed, 2, false)
@@ -296,12 +343,23 @@ BENCHMARK_CAPTURE(admission, fork_cached, 0, true)
     ->Args({1024, 16})->Args({32768, 16})->Args({1024, 256})->Args({32768, 256})
     ->UseManualTime();
 
-// floor: both; floor_match / floor_claim: one pass alone (+ the memcpy).
-BENCHMARK_CAPTURE(admissionFloor, floor, true, true)->Name("admission/floor")
+// floor: both; floor_match / floor_claim: one pass alone (+ the memcpy);
+// _unlink: the claim unlinks each block from the LRU list as well.
+BENCHMARK_CAPTURE(admissionFloor, floor, true, true, false)->Name("admission/floor")
     ->Args({1024, 16})->Args({32768, 16})->UseManualTime();
-BENCHMARK_CAPTURE(admissionFloor, floor_match, true, false)->Name("admission/floor_match")
+BENCHMARK_CAPTURE(admissionFloor, floor_match, true, false, false)->Name("admission/floor_match")
     ->Args({1024, 16})->Args({32768, 16})->UseManualTime();
-BENCHMARK_CAPTURE(admissionFloor, floor_claim, false, true)->Name("admission/floor_claim")
+BENCHMARK_CAPTURE(admissionFloor, floor_claim, false, true, false)->Name("admission/floor_claim")
     ->Args({1024, 16})->Args({32768, 16})->UseManualTime();
+BENCHMARK_CAPTURE(admissionFloor, floor_unlink, true, true, true)->Name("admission/floor_unlink")
+    ->Args({32768, 16})->UseManualTime();
+BENCHMARK_CAPTURE(admissionFloor, floor_claim_unlink, false, true, true)
+    ->Name("admission/floor_claim_unlink")->Args({32768, 16})->UseManualTime();
+// What the stale members cost later: one pop after a run claim took the
+// LRU list's first `range(0)` blocks (a pool of twice that, every block
+// cached in id order): the pop drops them all before it finds a victim.
+// Each claim pays for its stale member once, here or at its next free.
+BENCHMARK(popAfterRunClaim)->Name("pool/pop_after_run_claim")
+    ->Arg(1)->Arg(2047)->Iterations(2000)->UseManualTime();
 
 BENCHMARK_MAIN();

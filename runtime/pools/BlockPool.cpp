@@ -258,6 +258,8 @@ Result<int32_t> BlockPool::extend(int64_t count) {
 
 void BlockPool::adopt(int32_t dst, int32_t src) {
   unindex(dst); // its cached content, if any, is the price of the move
+  if (lru.contains(src))
+    lru.unlink(src); // a held block a run claim left linked (stale member)
   Meta &d = meta[size_t(dst)], &s = meta[size_t(src)];
   d.refCount = s.refCount;
   d.hash = s.hash;
@@ -394,18 +396,22 @@ Status BlockPool::checkInvariants() const {
                         std::to_string(free) + ", used " +
                         std::to_string(numUsed_) + " vs " +
                         std::to_string(used));
-  // The LRU list: exactly the cached blocks, linked both ways.
-  int32_t walked = 0, prev = kNil;
+  // The LRU list: every cached block, plus held ones a run claim left
+  // linked (stale members), linked both ways.
+  int32_t walked = 0, walkedCached = 0, prev = kNil;
   for (int32_t b = lru.front(); b != kNil; b = lru.next(b)) {
-    if (b < 0 || b >= maxBlocks() || ++walked > cached)
-      return fail(b, "LRU list runs past the cached blocks");
-    if (meta[size_t(b)].state != BlockState::Cached)
-      return fail(b, "on the LRU list but not cached");
+    if (b < 0 || b >= maxBlocks() || ++walked > cached + used)
+      return fail(b, "LRU list runs past the cached and held blocks");
+    BlockState st = meta[size_t(b)].state;
+    if (st == BlockState::Cached)
+      ++walkedCached;
+    else if (st != BlockState::Held)
+      return fail(b, "on the LRU list but neither cached nor held");
     if (lru.prev(b) != prev)
       return fail(b, "LRU back link broken");
     prev = b;
   }
-  if (walked != cached || prev != lru.back())
+  if (walkedCached != cached || prev != lru.back())
     return fail(-1, "LRU list does not hold every cached block");
   bool indexOk = true;
   int32_t badBlock = -1;

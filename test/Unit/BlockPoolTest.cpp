@@ -289,7 +289,7 @@ std::string compare(const BlockPool &pool, const ModelPool &m) {
 struct Coverage {
   std::map<std::string, int64_t> ok, refused;
   int64_t retireMoves = 0, q8Vacant = 0, q8Orphans = 0, evictions = 0,
-          dryPops = 0;
+          dryPops = 0, runClaims = 0;
 };
 
 struct Reservation {
@@ -367,11 +367,41 @@ void randomRun(uint32_t seed, int n, int max, int steps, int hashes,
       int b = anyBlock();
       ok = pool.allocate(BlockId(b)).ok();
       want = m.allocate(b);
-    } else if (op < 38) {
+    } else if (op < 33) {
       what = "claim";
       int b = pick(0, 2) ? m.lookup(hashOf()) : heldBlock();
       ok = pool.claim(BlockId(b)).ok();
       want = m.claim(b);
+    } else if (op < 38) {
+      // A prefix hit's run: claimIndexedRun takes ids in order while each
+      // is indexed under its hash and held or cached. The cached ones it
+      // takes stay linked in the pool's LRU list (stale members), so later
+      // pops, frees, retires and Q8 filings must still order the cached
+      // half exactly as the model's list does.
+      what = "claim run";
+      std::vector<BlockId> ids;
+      std::vector<BlockHash> hs;
+      for (int k = pick(1, 6); k > 0; --k) {
+        BlockHash h = hashOf();
+        int b = m.lookup(h);
+        if (b < 0 || pick(0, 15) == 0)
+          b = anyBlock();
+        if (pick(0, 20) == 0)
+          h = hashOf(); // usually not this block's hash
+        ids.push_back(BlockId(b));
+        hs.push_back(h);
+      }
+      size_t got = pool.claimIndexedRun(ids.data(), hs.data(), ids.size());
+      size_t expect = 0;
+      for (; expect < ids.size(); ++expect) {
+        int b = ids[expect].value;
+        if (!m.inPool(b) || m.lookup(hs[expect]) != b ||
+            !(m.used.count(b) || m.isCached(b)))
+          break;
+        ASSERT_TRUE(m.claim(b));
+      }
+      ASSERT_EQ(got, expect) << "claim run: seed " << seed << " step " << step;
+      cov.runClaims += int64_t(got);
     } else if (op < 58) {
       what = "free";
       int b = heldBlock();
@@ -501,6 +531,7 @@ TEST(BlockPoolProperty, MatchesModelSmallPools) {
   EXPECT_GT(cov.q8Orphans, 100);
   EXPECT_GT(cov.evictions, 1000);
   EXPECT_GT(cov.dryPops, 100);
+  EXPECT_GT(cov.runClaims, 1000);
 }
 
 TEST(BlockPoolProperty, MatchesModelLargerPool) {

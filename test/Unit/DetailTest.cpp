@@ -65,6 +65,23 @@ TEST(IntrusiveLru, OrderUnlinkAndMembership) {
   EXPECT_FALSE(l.contains(2) || l.contains(8));
 }
 
+TEST(IntrusiveLru, MoveToBackRequeuesAMemberAtTheTail) {
+  detail::IntrusiveLru l(5);
+  for (int32_t i : {3, 1, 4, 0})
+    l.pushBack(i);
+  l.moveToBack(3); // the front
+  EXPECT_EQ(order(l), (std::vector<int32_t>{1, 4, 0, 3}));
+  l.moveToBack(4); // the middle
+  EXPECT_EQ(order(l), (std::vector<int32_t>{1, 0, 3, 4}));
+  l.moveToBack(4); // already the back: nothing moves
+  EXPECT_EQ(order(l), (std::vector<int32_t>{1, 0, 3, 4}));
+  EXPECT_EQ(l.front(), 1);
+  EXPECT_EQ(l.back(), 4);
+  EXPECT_EQ(l.prev(4), 3);
+  EXPECT_EQ(l.next(0), 3);
+  EXPECT_EQ(l.prev(1), detail::IntrusiveLru::kNil);
+}
+
 TEST(IntrusiveLru, BatchUnlinksAsUnlinkDoes) {
   // Random lists and random unlink orders, with runs of list neighbours in
   // both directions (what a prefix claim produces): the batch must leave

@@ -21,7 +21,10 @@
 //           out evicts the coldest content.
 // One queue for both would evict a cached block while a vacant one waited.
 //
-// Every operation is O(1) on flat arrays indexed by BlockId: the vacant half
+// Every operation is O(1) on flat arrays indexed by BlockId (takeFree
+// amortized: it drops the stale members it meets at the LRU list's front,
+// at most one per block an earlier run claim took; see the invariants).
+// The vacant half
 // is a hierarchical bitmap (lowest member by count-trailing-zeros), the
 // cached half an intrusive doubly linked list over a parallel array (a
 // prefix hit takes a *named* block out of the middle; detail/IntrusiveLru.h),
@@ -69,8 +72,13 @@
 //     hash), Cached (free, index[hash] == id), Popped (taken by pop, awaiting
 //     allocate/claim), Held (ref >= 1), RawUnit (ref 1, owner recorded).
 //     Ids in [numBlocks, maxBlocks) are Retired: ref 0, no hash.
-//   * The bitmap holds exactly the Vacant ids; the LRU list exactly the
-//     Cached ids, in the order they were last freed.
+//   * The bitmap holds exactly the Vacant ids. The LRU list holds every
+//     Cached id, in the order they were last freed, and may also hold Held
+//     ids that a run claim took out of the cache (claimIndexedRun leaves
+//     them linked: a stale member costs the claim nothing, and leaves the
+//     list at its block's next free or when takeFree reaches it at the
+//     front). Skipping stale members leaves the Cached ids' order exactly
+//     the reference's.
 //   * numFree = |Vacant| + |Cached|; numUsed = |Held| + |RawUnit|.
 //   * index[h] == b implies block b holds hash h and b < numBlocks.
 //
@@ -220,7 +228,9 @@ public:
   /// Claim ids[0..n) in order while each is indexed under hashes[i] and
   /// held or cached (what matchRun found, if nothing moved since); returns
   /// how many it claimed. The first one that is not stops it, untouched,
-  /// for the caller's checked path (claim, with its errors).
+  /// for the caller's checked path (claim, with its errors). A cached
+  /// block it takes stays linked in the LRU list as a stale member (see
+  /// the invariants): the claim never touches the list.
   inline size_t claimIndexedRun(const BlockId *ids, const BlockHash *hashes, size_t n);
   /// Index held block `b` under the hash of the tokens it now holds.
   /// Re-points `h` if another block had it (that block becomes unreachable;
@@ -477,12 +487,20 @@ inline void BlockPool::unindex(int32_t b) {
 inline void BlockPool::fileFree(int32_t b) {
   Meta &m = meta[size_t(b)];
   ++numFree_;
+  // A block a run claim took out of the cache is still linked where it was
+  // last freed (a stale member): it moves to the back, as a fresh free.
+  const bool linked = lru.contains(b);
   // Q8: cached only while a lookup can reach it.
   if (m.indexed) {
     m.state = BlockState::Cached;
-    lru.pushBack(b);
+    if (linked)
+      lru.moveToBack(b);
+    else
+      lru.pushBack(b);
     return;
   }
+  if (linked)
+    lru.unlink(b);
   forgetContent(b);
   m.state = BlockState::Vacant;
   vacant.insert(b);
@@ -491,9 +509,14 @@ inline void BlockPool::fileFree(int32_t b) {
 inline BlockId BlockPool::takeFree() {
   int32_t b = vacant.popLowest();
   if (b < 0) {
-    if (lru.empty())
+    // Stale members at the front (held blocks a run claim left linked) go
+    // now; each was one claim's, so this is O(1) amortized.
+    for (b = lru.front(); b != detail::IntrusiveLru::kNil &&
+                          meta[size_t(b)].state != BlockState::Cached;
+         b = lru.front())
+      lru.unlink(b);
+    if (b == detail::IntrusiveLru::kNil)
       return kNoBlock;
-    b = lru.front();
     lru.unlink(b);
     // The new head is the next victim; its index entry is erased when it is
     // allocated. Under pressure that is the next miss: start the load now.
@@ -651,16 +674,18 @@ BlockPool::Probed BlockPool::matchProbes(const BlockHash *hashes, const uint64_t
 
 inline size_t BlockPool::claimIndexedRun(const BlockId *ids, const BlockHash *hashes,
                                          size_t n) {
-  // The counts and the list's ends stay in registers for the loop:
-  // written through `this`, every store to a block's metadata or links
-  // could alias them and force a reload per block.
+  // The counts stay in registers for the loop: written through `this`,
+  // every store to a block's metadata could alias them and force a reload
+  // per block. A cached block taken here stays linked in the LRU list (a
+  // stale member, see the invariants): its links are neither read nor
+  // written, which was a third of the claim's cost a block. Its next free
+  // moves it to the back, or takeFree drops it on reaching it.
   Meta *md = meta.data();
   const uint32_t limit = uint32_t(numBlocks_);
   int32_t taken = 0;
 
   size_t i = 0;
   {
-    detail::IntrusiveLru::Batch cached(lru);
     for (; i < n; ++i) {
       int32_t b = ids[i].value;
       if (uint32_t(b) >= limit) // negative ids wrap past the pool too
@@ -676,7 +701,6 @@ inline size_t BlockPool::claimIndexedRun(const BlockId *ids, const BlockHash *ha
       // Vacant); a popped one is left to the caller's checked path.
       if (m.state != BlockState::Cached)
         break;
-      cached.unlink(b);
       m.refCount = 1;
       m.state = BlockState::Held;
       ++taken;

@@ -67,6 +67,15 @@ public:
     tail = id;
   }
 
+  /// Make member `id` the most recently used (unlink, then pushBack).
+  void moveToBack(int32_t id) {
+    assert(contains(id) && "IntrusiveLru: id not a member");
+    if (tail == id)
+      return;
+    unlink(id);
+    pushBack(id);
+  }
+
   /// Take member `id` out, wherever it is.
   void unlink(int32_t id) {
     assert(contains(id) && "IntrusiveLru: id not a member");
