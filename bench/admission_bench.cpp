@@ -232,7 +232,8 @@ void admissionFloor(benchmark::State &state, bool doMatch, bool doClaim, bool un
       live += m.state;
     }
     benchmark::DoNotOptimize(live);
-    // Claim: re-check, unlink (span bookkeeping as IntrusiveLru::Batch),
+    // Claim: re-check, unlink (span bookkeeping: consecutive list neighbours
+    // leave as one span, its outer links written once),
     // count and state.
     size_t c = 0;
     int32_t before = -1, after = -1;

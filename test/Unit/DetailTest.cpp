@@ -11,7 +11,6 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
-#include <random>
 #include <type_traits>
 #include <vector>
 
@@ -80,65 +79,6 @@ TEST(IntrusiveLru, MoveToBackRequeuesAMemberAtTheTail) {
   EXPECT_EQ(l.prev(4), 3);
   EXPECT_EQ(l.next(0), 3);
   EXPECT_EQ(l.prev(1), detail::IntrusiveLru::kNil);
-}
-
-TEST(IntrusiveLru, BatchUnlinksAsUnlinkDoes) {
-  // Random lists and random unlink orders, with runs of list neighbours in
-  // both directions (what a prefix claim produces): the batch must leave
-  // the same order, ends and memberships as unlink one id at a time.
-  std::mt19937 rng(77);
-  for (int round = 0; round < 500; ++round) {
-    const int32_t n = 1 + int32_t(rng() % 24);
-    const size_t len = static_cast<size_t>(n);
-    detail::IntrusiveLru a(len), b(len);
-    std::vector<int32_t> ids(len);
-    for (int32_t i = 0; i < n; ++i)
-      ids[size_t(i)] = i;
-    std::shuffle(ids.begin(), ids.end(), rng);
-    for (int32_t i : ids) {
-      a.pushBack(i);
-      b.pushBack(i);
-    }
-    // Victims: a random mix of forward runs, backward runs and jumps over
-    // the list order, each member at most once.
-    std::vector<int32_t> list = order(a), victims;
-    std::vector<bool> taken(size_t(n), false);
-    size_t want = rng() % (size_t(n) + 1);
-    while (victims.size() < want) {
-      size_t at = rng() % list.size(), len = 1 + rng() % 6;
-      bool back = rng() % 2;
-      for (size_t k = 0; k < len && victims.size() < want; ++k) {
-        size_t pos = back ? at - k : at + k;
-        if (pos >= list.size() || taken[size_t(list[pos])])
-          break;
-        taken[size_t(list[pos])] = true;
-        victims.push_back(list[pos]);
-      }
-    }
-    for (int32_t v : victims)
-      a.unlink(v);
-    {
-      detail::IntrusiveLru::Batch batch(b);
-      for (int32_t v : victims)
-        batch.unlink(v);
-    }
-    ASSERT_EQ(order(b), order(a)) << "round " << round;
-    EXPECT_EQ(b.front(), a.front());
-    EXPECT_EQ(b.back(), a.back());
-    for (int32_t i = 0; i < n; ++i) {
-      ASSERT_EQ(b.contains(i), a.contains(i)) << "round " << round << " id " << i;
-      if (a.contains(i)) {
-        EXPECT_EQ(b.prev(i), a.prev(i));
-        EXPECT_EQ(b.next(i), a.next(i));
-      }
-    }
-    // Still a working list afterwards.
-    if (!victims.empty()) {
-      a.pushBack(victims[0]);
-      b.pushBack(victims[0]);
-      EXPECT_EQ(order(b), order(a));
-    }
-  }
 }
 
 // A backend whose vendor runtime is missing is an error that names it.
