@@ -285,17 +285,16 @@ void admissionFloor(benchmark::State &state, bool doMatch, bool doClaim, bool un
 void popAfterRunClaim(benchmark::State &state) {
   const int32_t claimed = int32_t(state.range(0)), n = 2 * claimed + 2;
   std::vector<BlockId> ids(static_cast<size_t>(claimed));
-  std::vector<BlockHash> hashes(static_cast<size_t>(claimed));
-  for (int32_t b = 0; b < claimed; ++b) {
-    ids[size_t(b)] = BlockId(b);
+  std::vector<BlockHash> hashes(static_cast<size_t>(n));
+  for (int32_t b = 0; b < n; ++b)
     hashes[size_t(b)] = BlockHash(0x9e3779b97f4a7c15ull * uint64_t(b + 1));
-  }
+  for (int32_t b = 0; b < claimed; ++b)
+    ids[size_t(b)] = BlockId(b);
   for (auto _ : state) {
     BlockPool pool = BlockPool::create(n).take();
     for (int32_t b = 0; b < n; ++b) {
       (void)pool.allocate(BlockId(b));
-      (void)pool.publish(BlockId(b), BlockHash(0x9e3779b97f4a7c15ull * uint64_t(b + 1)),
-                         nullptr, 0);
+      (void)pool.publish(BlockId(b), hashes[size_t(b)], nullptr, 0);
     }
     for (int32_t b = 0; b < n; ++b)
       (void)pool.free(BlockId(b)); // the LRU list: 0, 1, ..., n - 1

@@ -24,10 +24,10 @@
 // Every operation is O(1) on flat arrays indexed by BlockId (takeFree
 // amortized: it drops the stale members it meets at the LRU list's front,
 // at most one per block an earlier run claim took; see the invariants).
-// The vacant half
-// is a hierarchical bitmap (lowest member by count-trailing-zeros), the
-// cached half an intrusive doubly linked list over a parallel array (a
-// prefix hit takes a *named* block out of the middle; detail/IntrusiveLru.h),
+// The vacant half is a hierarchical bitmap (lowest member by
+// count-trailing-zeros), the cached half an intrusive doubly linked list
+// over a parallel array (a prefix hit takes a *named* block out of the
+// middle; detail/IntrusiveLru.h),
 // the content index a linear-probing table of 8-byte (tag, id) slots that
 // finds the full key in the block's own metadata (detail/TaggedIndex.h).
 // The bitmap and the list hand out exactly what the reference's
@@ -685,26 +685,24 @@ inline size_t BlockPool::claimIndexedRun(const BlockId *ids, const BlockHash *ha
   int32_t taken = 0;
 
   size_t i = 0;
-  {
-    for (; i < n; ++i) {
-      int32_t b = ids[i].value;
-      if (uint32_t(b) >= limit) // negative ids wrap past the pool too
-        break;
-      Meta &m = md[b];
-      if (!m.indexed || m.hash != hashes[i])
-        break;
-      if (m.state == BlockState::Held) {
-        ++m.refCount;
-        continue;
-      }
-      // Indexed and not held: Cached or Popped (an indexed block is never
-      // Vacant); a popped one is left to the caller's checked path.
-      if (m.state != BlockState::Cached)
-        break;
-      m.refCount = 1;
-      m.state = BlockState::Held;
-      ++taken;
+  for (; i < n; ++i) {
+    int32_t b = ids[i].value;
+    if (uint32_t(b) >= limit) // negative ids wrap past the pool too
+      break;
+    Meta &m = md[b];
+    if (!m.indexed || m.hash != hashes[i])
+      break;
+    if (m.state == BlockState::Held) {
+      ++m.refCount;
+      continue;
     }
+    // Indexed and not held: Cached or Popped (an indexed block is never
+    // Vacant); a popped one is left to the caller's checked path.
+    if (m.state != BlockState::Cached)
+      break;
+    m.refCount = 1;
+    m.state = BlockState::Held;
+    ++taken;
   }
   numFree_ -= taken;
   numUsed_ += taken;
