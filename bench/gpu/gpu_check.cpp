@@ -92,6 +92,7 @@ struct Gpu {
   char name[256];
   CUmodule mod;
   CUdeviceptr arena, staging = 0, ids;
+  int64_t arenaBytes = 0;
   uint8_t *host;
   CUevent e0, e1;
 };
@@ -117,6 +118,7 @@ static void allocateBuffers(Gpu &g, const Plan &plan) {
     maxIds = std::max<int64_t>(maxIds, c.ids.size());
   }
   check(cu.cuMemAlloc(&g.arena, size_t(plan.arenaBytes)), "cuMemAlloc(arena)");
+  g.arenaBytes = plan.arenaBytes;
   if (maxStaging)
     check(cu.cuMemAlloc(&g.staging, size_t(maxStaging)), "cuMemAlloc(staging)");
   check(cu.cuMemAlloc(&g.ids, size_t(maxIds) * 4 + 16), "cuMemAlloc(ids)");
@@ -386,6 +388,47 @@ static std::vector<ProbeModule> loadProbes(const char *list) {
   }
   return out;
 }
+// The ceiling of an SM-issued copy of case `c`'s bytes: the same byte
+// count laid out as one contiguous source run and one contiguous
+// destination run (the regions the memcpy baseline copies between), cut
+// into the probes' 16 KiB tiles. What probe_ldg reaches here, no kernel
+// walking the case's scattered runs can be expected to beat.
+static std::vector<ProbeTile> contiguousTiles(const Gpu &g, const Case &c) {
+  std::vector<ProbeTile> tiles;
+  const size_t bytes = size_t(c.moved) & ~size_t(15);
+  for (size_t o = 0; o < bytes; o += 16384)
+    tiles.push_back({g.arena + size_t(c.moved) + 4096 + o, g.arena + o,
+                     uint32_t(std::min<size_t>(16384, bytes - o)), 0, 0});
+  return tiles;
+}
+static std::string contiguousCeiling(Gpu &g, const Case &c, CUfunction fn, double memMs) {
+  std::vector<ProbeTile> tiles = contiguousTiles(g, c);
+  if (tiles.empty() || c.moved % 16 != 0 || 2 * c.moved + 4096 > g.arenaBytes)
+    return "n/a";
+  CUdeviceptr table;
+  check(cu.cuMemAlloc(&table, tiles.size() * sizeof(ProbeTile) + 32), "cuMemAlloc(tiles)");
+  check(cu.cuMemcpyHtoD(table, tiles.data(), tiles.size() * sizeof(ProbeTile)), "tiles");
+  long long n = (long long)tiles.size();
+  auto run = [&](unsigned grid) {
+    void *args[] = {&table, &n};
+    check(cu.cuLaunchKernel(fn, grid, 1, 1, 256, 1, 1, 0, nullptr, args, nullptr),
+          "cuLaunchKernel(contiguous probe)");
+  };
+  const Span src{0, c.moved}, dst{c.moved + 4096, c.moved};
+  check(cu.cuMemsetD8(g.arena + size_t(dst.off), 0xA5, size_t(dst.len)), "cuMemsetD8");
+  run(132 * 4);
+  check(cu.cuCtxSynchronize(), "contiguous probe");
+  bool same = hashSpans(g, g.arena, {src}) == hashSpans(g, g.arena, {dst});
+  double best = 1e30;
+  for (unsigned m : {1u, 2u, 4u, 8u})
+    best = std::min(best, meanMs(g, [&] { run(132 * m); }));
+  check(cu.cuMemFree(table), "cuMemFree(tiles)");
+  char cell[64];
+  std::snprintf(cell, sizeof cell, "%6.1f%% %s", 100.0 * memMs / best,
+                same ? "ok" : "MISMATCH");
+  return std::string(cell);
+}
+
 static void printProbes(Gpu &g, const Plan &plan, const poolrt::SolvedLayout &layout,
                         const std::vector<Timed> &timed) {
   const char *list = std::getenv("POOL_COPY_PROBE");
@@ -400,7 +443,7 @@ static void printProbes(Gpu &g, const Plan &plan, const poolrt::SolvedLayout &la
               "case", "tiles", "generated", mods[0].name.c_str(), "bulk (TMA)");
   for (size_t m = 1; m < mods.size(); ++m)
     std::printf(" %16s", mods[m].name.c_str());
-  std::printf("\n");
+  std::printf(" %16s\n", "contiguous");
   for (size_t i = 0; i < plan.cases.size(); ++i) {
     const Case &c = plan.cases[i];
     const poolrt::KernelInfo *k =
@@ -444,14 +487,18 @@ static void printProbes(Gpu &g, const Plan &plan, const poolrt::SolvedLayout &la
     cells.push_back(aligned ? probe(mods[0].bulk, 32) : "unaligned");
     for (size_t m = 1; m < mods.size(); ++m)
       cells.push_back(aligned ? probe(mods[m].ldg, 256) : "unaligned");
+    check(cu.cuMemFree(table), "cuMemFree(tiles)");
+    cells.push_back(contiguousCeiling(g, c, mods[0].ldg, timed[i].memMs));
     std::printf("%-20s %9zu %9.1f%%", c.name.c_str(), tiles.size(),
                 100.0 * timed[i].memMs / timed[i].runtimeMs);
     for (const std::string &cell : cells)
       std::printf(" %16s", cell.c_str());
     std::printf("\n");
-    check(cu.cuMemFree(table), "cuMemFree(tiles)");
   }
-  std::printf("(generated: the runtime's grid, from the first table)\n");
+  std::printf("(generated: the runtime's grid, from the first table; contiguous: %s over the "
+              "same bytes laid out as one source and one destination run, the memcpy's own "
+              "regions, checked against its source)\n",
+              mods[0].name.c_str());
 }
 
 // A further artifact's kernels, timed beside the base ones.
@@ -577,6 +624,54 @@ int main(int argc, char **argv) {
     }
     const poolrt::KernelInfo *k =
         poolrt::findKernel(layout->kernels, &poolrt::KernelInfo::name, c->kernel);
+    // POOL_PROFILE_PROBE=runs|contiguous|memcpy: instead of the generated
+    // kernels, the first copy probe's probe_ldg over the case's runs or
+    // over the same bytes laid out contiguously (grid 132 x 4), or the
+    // memcpy baseline, each twice (an unfiltered ncu then shows whether the
+    // driver's copy runs as a kernel at all).
+    if (const char *what = std::getenv("POOL_PROFILE_PROBE")) {
+      std::string w = what;
+      if (w == "memcpy") {
+        for (int r = 0; r < 2; ++r)
+          check(cu.cuMemcpyDtoDAsync(g.arena + size_t(c->moved) + 4096, g.arena,
+                                     size_t(c->moved), nullptr),
+                "memcpy");
+        check(cu.cuCtxSynchronize(), "memcpy");
+        std::printf("profiled memcpy: %" PRId64 " bytes (calls 2)\n", c->moved);
+        return 0;
+      }
+      const char *list = std::getenv("POOL_COPY_PROBE");
+      std::vector<ProbeModule> probes = loadProbes(list ? list : "");
+      if (probes.empty() || !k || (w != "runs" && w != "contiguous")) {
+        std::fprintf(stderr, "gpu_check: POOL_PROFILE_PROBE=%s needs runs, contiguous or "
+                     "memcpy, a POOL_COPY_PROBE module and the case's kernel\n", what);
+        return 2;
+      }
+      std::vector<ProbeTile> tiles;
+      if (w == "contiguous") {
+        tiles = contiguousTiles(g, *c);
+      } else {
+        for (const Run &r : runsOf(g, *c, *k))
+          for (size_t o = 0; o < r.bytes; o += 16384)
+            tiles.push_back({r.dst + o, r.src + o,
+                             uint32_t(std::min<size_t>(16384, r.bytes - o)), 0, 0});
+      }
+      CUdeviceptr table;
+      check(cu.cuMemAlloc(&table, tiles.size() * sizeof(ProbeTile) + 32), "cuMemAlloc(tiles)");
+      check(cu.cuMemcpyHtoD(table, tiles.data(), tiles.size() * sizeof(ProbeTile)), "tiles");
+      long long n = (long long)tiles.size();
+      prepareCase(g, *c);
+      for (int r = 0; r < 2; ++r) {
+        void *args[] = {&table, &n};
+        check(cu.cuLaunchKernel(probes[0].ldg, 132 * 4, 1, 1, 256, 1, 1, 0, nullptr, args,
+                                nullptr),
+              "cuLaunchKernel(probe)");
+      }
+      check(cu.cuCtxSynchronize(), "probe");
+      std::printf("profiled probe_ldg (%s) over %s: %lld tiles (launches 2)\n",
+                  probes[0].name.c_str(), w.c_str(), n);
+      return 0;
+    }
     int64_t gx = k ? poolrt::launchGridX(*k, c->items) : 1;
     std::vector<std::pair<std::string, CUmodule>> mods{{"base", g.mod}};
     for (Variant &v : variants)

@@ -210,7 +210,11 @@ PROFILE_VARIANTS=${PROFILE_VARIANTS:-}
 PROBE_VARIANTS=${PROBE_VARIANTS:-"l2-256B:1:0 evict-first:2:0 nc+cs:3:0 chunks:0:1"}
 profile_on_device() {
   build_gpu_check
-  local ncu out=${OUT:-/tmp} c k v art
+  local ncu out=${OUT:-/tmp} c k v art probe=.gpu-carry/probe/copy_probe-0-0.ptx
+  local sections=(--section SpeedOfLight --section MemoryWorkloadAnalysis --section Occupancy
+    --section WarpStateStats --section LaunchStats
+    --metrics dram__bytes_read.sum,dram__bytes_write.sum,lts__t_sectors_srcunit_tex_op_read.sum,lts__t_sectors_srcunit_tex_op_write.sum)
+  local summary="profiled|==ERROR|DRAM Throughput|Memory Throughput|Duration|Achieved Occupancy|Theoretical Occupancy|Registers Per|L2 Hit|L1/TEX Hit|Warp Cycles Per Issued|Stall|dram__bytes|lts__t_sectors"
   ncu=$(command -v ncu || ls /usr/local/cuda/bin/ncu 2>/dev/null || true)
   if [ -z "$ncu" ]; then
     echo "no ncu on this machine"
@@ -223,11 +227,28 @@ profile_on_device() {
       [ "$v" = base ] && art=.gpu-carry/model.poolpack
       echo "== ncu: $c ($k), $v =="
       POOL_PROFILE_CASE=$c "$ncu" -k "regex:^$k\$" --launch-skip 1 --launch-count 1 \
-        --section SpeedOfLight --section MemoryWorkloadAnalysis --section Occupancy \
-        --section WarpStateStats --section LaunchStats \
+        "${sections[@]}" \
         /tmp/gpu_check "$art" .gpu-carry/plan.txt > "$out/ncu-$c-$v.txt" 2>&1 || true
-      grep -E "profiled|==ERROR|DRAM Throughput|Memory Throughput|Duration|Achieved Occupancy|Theoretical Occupancy|Registers Per|L2 Hit|L1/TEX Hit|Warp Cycles Per Issued|Stall" "$out/ncu-$c-$v.txt" | head -24
+      grep -E "$summary" "$out/ncu-$c-$v.txt" | head -28
     done
+    # The same bytes through the hand-written probe_ldg, over the case's
+    # runs and laid out contiguously (the ceiling of an SM-issued copy),
+    # and whether the memcpy baseline runs as a kernel ncu can see.
+    [ -f "$probe" ] || continue
+    for v in runs contiguous; do
+      echo "== ncu: $c, probe_ldg over $v =="
+      POOL_PROFILE_CASE=$c POOL_PROFILE_PROBE=$v POOL_COPY_PROBE="ldg x4=$probe" \
+        "$ncu" -k "regex:^probe_ldg\$" --launch-skip 1 --launch-count 1 "${sections[@]}" \
+        /tmp/gpu_check .gpu-carry/model.poolpack .gpu-carry/plan.txt \
+        > "$out/ncu-$c-probe-$v.txt" 2>&1 || true
+      grep -E "$summary" "$out/ncu-$c-probe-$v.txt" | head -28
+    done
+    echo "== ncu (no kernel filter): $c, the memcpy baseline =="
+    POOL_PROFILE_CASE=$c POOL_PROFILE_PROBE=memcpy "$ncu" --launch-count 4 \
+      /tmp/gpu_check .gpu-carry/model.poolpack .gpu-carry/plan.txt \
+      > "$out/ncu-$c-memcpy.txt" 2>&1 || true
+    grep -E "profiled|==PROF==|==WARNING==|==ERROR==|Duration|DRAM Throughput" \
+      "$out/ncu-$c-memcpy.txt" | head -12
   done
 }
 gpu_check_on_device() {
