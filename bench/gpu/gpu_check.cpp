@@ -388,6 +388,16 @@ static std::vector<ProbeModule> loadProbes(const char *list) {
   }
   return out;
 }
+// A case's runs cut into the probes' tiles of at most 16 KiB.
+static std::vector<ProbeTile> runTiles(const std::vector<Run> &runs) {
+  std::vector<ProbeTile> tiles;
+  for (const Run &r : runs)
+    for (size_t o = 0; o < r.bytes; o += 16384)
+      tiles.push_back({r.dst + o, r.src + o, uint32_t(std::min<size_t>(16384, r.bytes - o)),
+                       0, 0});
+  return tiles;
+}
+
 // The ceiling of an SM-issued copy of case `c`'s bytes: the same byte
 // count laid out as one contiguous source run and one contiguous
 // destination run (the regions the memcpy baseline copies between), cut
@@ -450,14 +460,11 @@ static void printProbes(Gpu &g, const Plan &plan, const poolrt::SolvedLayout &la
         poolrt::findKernel(layout.kernels, &poolrt::KernelInfo::name, c.kernel);
     if (!k)
       continue;
-    std::vector<ProbeTile> tiles;
+    std::vector<Run> runs = runsOf(g, c, *k);
+    std::vector<ProbeTile> tiles = runTiles(runs);
     bool aligned = true;
-    for (const Run &r : runsOf(g, c, *k)) {
+    for (const Run &r : runs)
       aligned &= (r.dst % 16 == 0) && (r.src % 16 == 0) && (r.bytes % 16 == 0);
-      for (size_t o = 0; o < r.bytes; o += 16384)
-        tiles.push_back({r.dst + o, r.src + o, uint32_t(std::min<size_t>(16384, r.bytes - o)),
-                         0, 0});
-    }
     CUdeviceptr table;
     check(cu.cuMemAlloc(&table, tiles.size() * sizeof(ProbeTile) + 32), "cuMemAlloc(tiles)");
     check(cu.cuMemcpyHtoD(table, tiles.data(), tiles.size() * sizeof(ProbeTile)), "tiles");
@@ -647,15 +654,8 @@ int main(int argc, char **argv) {
                      "memcpy, a POOL_COPY_PROBE module and the case's kernel\n", what);
         return 2;
       }
-      std::vector<ProbeTile> tiles;
-      if (w == "contiguous") {
-        tiles = contiguousTiles(g, *c);
-      } else {
-        for (const Run &r : runsOf(g, *c, *k))
-          for (size_t o = 0; o < r.bytes; o += 16384)
-            tiles.push_back({r.dst + o, r.src + o,
-                             uint32_t(std::min<size_t>(16384, r.bytes - o)), 0, 0});
-      }
+      std::vector<ProbeTile> tiles =
+          w == "contiguous" ? contiguousTiles(g, *c) : runTiles(runsOf(g, *c, *k));
       CUdeviceptr table;
       check(cu.cuMemAlloc(&table, tiles.size() * sizeof(ProbeTile) + 32), "cuMemAlloc(tiles)");
       check(cu.cuMemcpyHtoD(table, tiles.data(), tiles.size() * sizeof(ProbeTile)), "tiles");
