@@ -398,43 +398,55 @@ static std::vector<ProbeTile> runTiles(const std::vector<Run> &runs) {
   return tiles;
 }
 
+// A tile table on the device, and probe launches over it.
+struct ProbeTable {
+  explicit ProbeTable(const std::vector<ProbeTile> &tiles) : n((long long)tiles.size()) {
+    check(cu.cuMemAlloc(&dev, tiles.size() * sizeof(ProbeTile) + 32), "cuMemAlloc(tiles)");
+    check(cu.cuMemcpyHtoD(dev, tiles.data(), tiles.size() * sizeof(ProbeTile)), "tiles");
+  }
+  ~ProbeTable() { cu.cuMemFree(dev); }
+  ProbeTable(const ProbeTable &) = delete;
+  ProbeTable &operator=(const ProbeTable &) = delete;
+  void launch(CUfunction fn, unsigned threads, unsigned grid) {
+    void *args[] = {&dev, &n};
+    check(cu.cuLaunchKernel(fn, grid, 1, 1, threads, 1, 1, 0, nullptr, args, nullptr),
+          "cuLaunchKernel(probe)");
+  }
+  /// The best mean of grids 132 x {1, 2, 4, 8}.
+  double bestMs(Gpu &g, CUfunction fn, unsigned threads) {
+    double best = 1e30;
+    for (unsigned m : {1u, 2u, 4u, 8u})
+      best = std::min(best, meanMs(g, [&] { launch(fn, threads, 132 * m); }));
+    return best;
+  }
+  CUdeviceptr dev = 0;
+  long long n;
+};
+
 // The ceiling of an SM-issued copy of case `c`'s bytes: the same byte
 // count laid out as one contiguous source run and one contiguous
 // destination run (the regions the memcpy baseline copies between), cut
 // into the probes' 16 KiB tiles. What probe_ldg reaches here, no kernel
-// walking the case's scattered runs can be expected to beat.
+// walking the case's scattered runs can be expected to beat. Empty where
+// the bytes are off the probes' 16-byte grain or the arena cannot hold
+// both regions.
 static std::vector<ProbeTile> contiguousTiles(const Gpu &g, const Case &c) {
-  std::vector<ProbeTile> tiles;
-  const size_t bytes = size_t(c.moved) & ~size_t(15);
-  for (size_t o = 0; o < bytes; o += 16384)
-    tiles.push_back({g.arena + size_t(c.moved) + 4096 + o, g.arena + o,
-                     uint32_t(std::min<size_t>(16384, bytes - o)), 0, 0});
-  return tiles;
+  if (c.moved % 16 != 0 || 2 * c.moved + 4096 > g.arenaBytes)
+    return {};
+  return runTiles({{g.arena + size_t(c.moved) + 4096, g.arena, size_t(c.moved)}});
 }
 static std::string contiguousCeiling(Gpu &g, const Case &c, CUfunction fn, double memMs) {
   std::vector<ProbeTile> tiles = contiguousTiles(g, c);
-  if (tiles.empty() || c.moved % 16 != 0 || 2 * c.moved + 4096 > g.arenaBytes)
+  if (tiles.empty())
     return "n/a";
-  CUdeviceptr table;
-  check(cu.cuMemAlloc(&table, tiles.size() * sizeof(ProbeTile) + 32), "cuMemAlloc(tiles)");
-  check(cu.cuMemcpyHtoD(table, tiles.data(), tiles.size() * sizeof(ProbeTile)), "tiles");
-  long long n = (long long)tiles.size();
-  auto run = [&](unsigned grid) {
-    void *args[] = {&table, &n};
-    check(cu.cuLaunchKernel(fn, grid, 1, 1, 256, 1, 1, 0, nullptr, args, nullptr),
-          "cuLaunchKernel(contiguous probe)");
-  };
+  ProbeTable table(tiles);
   const Span src{0, c.moved}, dst{c.moved + 4096, c.moved};
   check(cu.cuMemsetD8(g.arena + size_t(dst.off), 0xA5, size_t(dst.len)), "cuMemsetD8");
-  run(132 * 4);
+  table.launch(fn, 256, 132 * 4);
   check(cu.cuCtxSynchronize(), "contiguous probe");
   bool same = hashSpans(g, g.arena, {src}) == hashSpans(g, g.arena, {dst});
-  double best = 1e30;
-  for (unsigned m : {1u, 2u, 4u, 8u})
-    best = std::min(best, meanMs(g, [&] { run(132 * m); }));
-  check(cu.cuMemFree(table), "cuMemFree(tiles)");
   char cell[64];
-  std::snprintf(cell, sizeof cell, "%6.1f%% %s", 100.0 * memMs / best,
+  std::snprintf(cell, sizeof cell, "%6.1f%% %s", 100.0 * memMs / table.bestMs(g, fn, 256),
                 same ? "ok" : "MISMATCH");
   return std::string(cell);
 }
@@ -465,36 +477,27 @@ static void printProbes(Gpu &g, const Plan &plan, const poolrt::SolvedLayout &la
     bool aligned = true;
     for (const Run &r : runs)
       aligned &= (r.dst % 16 == 0) && (r.src % 16 == 0) && (r.bytes % 16 == 0);
-    CUdeviceptr table;
-    check(cu.cuMemAlloc(&table, tiles.size() * sizeof(ProbeTile) + 32), "cuMemAlloc(tiles)");
-    check(cu.cuMemcpyHtoD(table, tiles.data(), tiles.size() * sizeof(ProbeTile)), "tiles");
-    long long n = (long long)tiles.size();
-    auto run = [&](CUfunction fn, unsigned threads, unsigned grid) {
-      void *args[] = {&table, &n};
-      check(cu.cuLaunchKernel(fn, grid, 1, 1, threads, 1, 1, 0, nullptr, args, nullptr),
-            "cuLaunchKernel(probe)");
-    };
-    auto probe = [&](CUfunction fn, unsigned threads) {
-      prepareCase(g, c);
-      run(fn, threads, 132 * 4);
-      check(cu.cuCtxSynchronize(), "probe kernel");
-      std::string got = c.hashStaging.empty() ? hashSpans(g, g.arena, c.hash)
-                                              : hashSpans(g, g.staging, c.hashStaging);
-      double best = 1e30;
-      for (unsigned m : {1u, 2u, 4u, 8u})
-        best = std::min(best, meanMs(g, [&] { run(fn, threads, 132 * m); }));
-      char cell[64];
-      std::snprintf(cell, sizeof cell, "%6.1f%% %s", 100.0 * timed[i].memMs / best,
-                    got == c.expect ? "ok" : "MISMATCH");
-      return std::string(cell);
-    };
-    // They move 16-byte units: a run off that grain is not theirs to copy.
     std::vector<std::string> cells;
-    cells.push_back(aligned ? probe(mods[0].ldg, 256) : "unaligned");
-    cells.push_back(aligned ? probe(mods[0].bulk, 32) : "unaligned");
-    for (size_t m = 1; m < mods.size(); ++m)
-      cells.push_back(aligned ? probe(mods[m].ldg, 256) : "unaligned");
-    check(cu.cuMemFree(table), "cuMemFree(tiles)");
+    {
+      ProbeTable table(tiles);
+      auto probe = [&](CUfunction fn, unsigned threads) {
+        prepareCase(g, c);
+        table.launch(fn, threads, 132 * 4);
+        check(cu.cuCtxSynchronize(), "probe kernel");
+        std::string got = c.hashStaging.empty() ? hashSpans(g, g.arena, c.hash)
+                                                : hashSpans(g, g.staging, c.hashStaging);
+        char cell[64];
+        std::snprintf(cell, sizeof cell, "%6.1f%% %s",
+                      100.0 * timed[i].memMs / table.bestMs(g, fn, threads),
+                      got == c.expect ? "ok" : "MISMATCH");
+        return std::string(cell);
+      };
+      // They move 16-byte units: a run off that grain is not theirs to copy.
+      cells.push_back(aligned ? probe(mods[0].ldg, 256) : "unaligned");
+      cells.push_back(aligned ? probe(mods[0].bulk, 32) : "unaligned");
+      for (size_t m = 1; m < mods.size(); ++m)
+        cells.push_back(aligned ? probe(mods[m].ldg, 256) : "unaligned");
+    }
     cells.push_back(contiguousCeiling(g, c, mods[0].ldg, timed[i].memMs));
     std::printf("%-20s %9zu %9.1f%%", c.name.c_str(), tiles.size(),
                 100.0 * timed[i].memMs / timed[i].runtimeMs);
@@ -649,27 +652,24 @@ int main(int argc, char **argv) {
       }
       const char *list = std::getenv("POOL_COPY_PROBE");
       std::vector<ProbeModule> probes = loadProbes(list ? list : "");
-      if (probes.empty() || !k || (w != "runs" && w != "contiguous")) {
+      std::vector<ProbeTile> tiles;
+      if (k && w == "contiguous")
+        tiles = contiguousTiles(g, *c);
+      else if (k && w == "runs")
+        tiles = runTiles(runsOf(g, *c, *k));
+      if (probes.empty() || tiles.empty()) {
         std::fprintf(stderr, "gpu_check: POOL_PROFILE_PROBE=%s needs runs, contiguous or "
-                     "memcpy, a POOL_COPY_PROBE module and the case's kernel\n", what);
+                     "memcpy, a POOL_COPY_PROBE module, the case's kernel and bytes on the "
+                     "probes' 16-byte grain\n", what);
         return 2;
       }
-      std::vector<ProbeTile> tiles =
-          w == "contiguous" ? contiguousTiles(g, *c) : runTiles(runsOf(g, *c, *k));
-      CUdeviceptr table;
-      check(cu.cuMemAlloc(&table, tiles.size() * sizeof(ProbeTile) + 32), "cuMemAlloc(tiles)");
-      check(cu.cuMemcpyHtoD(table, tiles.data(), tiles.size() * sizeof(ProbeTile)), "tiles");
-      long long n = (long long)tiles.size();
+      ProbeTable table(tiles);
       prepareCase(g, *c);
-      for (int r = 0; r < 2; ++r) {
-        void *args[] = {&table, &n};
-        check(cu.cuLaunchKernel(probes[0].ldg, 132 * 4, 1, 1, 256, 1, 1, 0, nullptr, args,
-                                nullptr),
-              "cuLaunchKernel(probe)");
-      }
+      for (int r = 0; r < 2; ++r)
+        table.launch(probes[0].ldg, 256, 132 * 4);
       check(cu.cuCtxSynchronize(), "probe");
       std::printf("profiled probe_ldg (%s) over %s: %lld tiles (launches 2)\n",
-                  probes[0].name.c_str(), w.c_str(), n);
+                  probes[0].name.c_str(), w.c_str(), table.n);
       return 0;
     }
     int64_t gx = k ? poolrt::launchGridX(*k, c->items) : 1;
