@@ -25,11 +25,14 @@ BUILD=${BUILD:-build}   # the build directory holding bin/poolc, bin/pool-kernel
 SERVE_TRACE=${SERVE_TRACE:-multi-turn:conversations=24,turns=3,system-tokens=512,output-max=24}
 # 1,000 requests through the model kernel built with nvcc against the header.
 SERVE_TRACE_1K=${SERVE_TRACE_1K:-multi-turn:conversations=250,turns=4,system-tokens=512,user-max=96,output-max=32}
+# Every runtime library's include folder (each library has its own).
+RT_INC="-Iruntime/base/include -Iruntime/layout/include -Iruntime/pools/include \
+  -Iruntime/device/include -Iruntime/tier/include -Iruntime/serve/include"
 # The tier without hiredis (none there): Redis is refused with a message.
 TIER_SOURCES="runtime/tier/Tier.cpp runtime/tier/DiskTier.cpp runtime/tier/Transfer.cpp bench/gpu/no_redis.cpp"
 build_serve_device() {
   # shellcheck disable=SC2086
-  g++ -O2 -std=c++17 -Iruntime/include -Imodels/reference -I.gpu-carry test/Serve/serve_device.cpp \
+  g++ -O2 -std=c++17 $RT_INC -Imodels/reference -I.gpu-carry test/Serve/serve_device.cpp \
     runtime/serve/*.cpp runtime/device/*.cpp runtime/pools/*.cpp runtime/layout/*.cpp $TIER_SOURCES \
     -DXXH_INLINE_ALL -ldl -pthread -o /tmp/serve_device
 }
@@ -57,7 +60,7 @@ tier_on_device() {
   echo
   echo "== one tier load from the host tier onto the GPU (page-locked), against cuMemcpyHtoD of the same bytes =="
   # shellcheck disable=SC2086
-  g++ -O2 -std=c++17 -Iruntime/include -I.gpu-carry bench/tier/tier_load.cpp runtime/serve/TierDevice.cpp \
+  g++ -O2 -std=c++17 $RT_INC -I.gpu-carry bench/tier/tier_load.cpp runtime/serve/TierDevice.cpp \
     runtime/device/*.cpp runtime/pools/*.cpp runtime/layout/*.cpp $TIER_SOURCES \
     -DXXH_INLINE_ALL -ldl -pthread -o /tmp/tier_load
   /tmp/tier_load .gpu-carry/tier/v4.poolpack cuda 4096 500
@@ -120,7 +123,7 @@ build_python_device() {
   # shellcheck disable=SC2086
   for f in runtime/python/*.cpp runtime/serve/*.cpp runtime/device/*.cpp runtime/pools/*.cpp \
            runtime/layout/*.cpp $TIER_SOURCES; do
-    g++ -O2 -std=c++17 -fPIC -fvisibility=hidden $pyinc -Iruntime/include -Iruntime/python \
+    g++ -O2 -std=c++17 -fPIC -fvisibility=hidden $pyinc $RT_INC -Iruntime/python \
       -Imodels/reference -I.gpu-carry -DXXH_INLINE_ALL -c "$f" \
       -o "/tmp/pyobj/$(echo "$f" | tr / _).o" & pids+=($!)
   done
@@ -196,7 +199,7 @@ prepare_kernels() {
 }
 build_gpu_check() {
   [ -x /tmp/gpu_check ] && [ /tmp/gpu_check -nt bench/gpu/gpu_check.cpp ] && return 0
-  g++ -O2 -std=c++17 -I. -Iruntime/include -I.gpu-carry -I/usr/local/cuda/include \
+  g++ -O2 -std=c++17 -I. $RT_INC -I.gpu-carry -I/usr/local/cuda/include \
     bench/gpu/gpu_check.cpp runtime/layout/*.cpp -DXXH_INLINE_ALL -ldl \
     -o /tmp/gpu_check
 }
@@ -369,7 +372,7 @@ device)
   gpu_check_on_device
   echo
   echo "== libpoolrt device conformance suite (CUDA backend) =="
-  g++ -O2 -std=c++17 -I. -Iruntime/include -I.gpu-carry tools/pool-device-check/pool-device-check.cpp \
+  g++ -O2 -std=c++17 -I. $RT_INC -I.gpu-carry tools/pool-device-check/pool-device-check.cpp \
     runtime/device/*.cpp runtime/pools/*.cpp runtime/layout/*.cpp -DXXH_INLINE_ALL -ldl -o /tmp/pool-device-check
   # --plan: the expected hashes come from host kernels checked against the
   # independent reference (pool-kernel-check), not from the artifact.
@@ -377,7 +380,7 @@ device)
   echo
   echo "== end-to-end tests through the cache manager (CUDA backend) =="
   for t in copy:model fork:qwen boundary:v4-small; do
-    g++ -O2 -std=c++17 -Iruntime/include -I.gpu-carry -Itest/E2E "test/E2E/${t%%:*}_e2e.cpp" \
+    g++ -O2 -std=c++17 $RT_INC -I.gpu-carry -Itest/E2E "test/E2E/${t%%:*}_e2e.cpp" \
       runtime/device/*.cpp runtime/pools/*.cpp runtime/layout/*.cpp -DXXH_INLINE_ALL -ldl \
       -o "/tmp/${t%%:*}_e2e"
     "/tmp/${t%%:*}_e2e" ".gpu-carry/${t##*:}.poolpack" cuda

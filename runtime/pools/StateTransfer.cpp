@@ -11,18 +11,6 @@
 
 namespace poolrt {
 
-const char *transferKindName(TransferKind kind) {
-  switch (kind) {
-  case TransferKind::None:
-    return "none";
-  case TransferKind::Fork:
-    return "fork";
-  case TransferKind::Copy:
-    return "copy";
-  }
-  return "?";
-}
-
 Result<StateTransfer> StateTransfer::fork(int64_t tokens) {
   return make("fork", tokens, std::nullopt);
 }

@@ -22,8 +22,8 @@
 
 #include "poolrt/Artifact.h"
 #include "poolrt/Attention.h"
-#include "poolrt/StateTransfer.h" // TransferKind
 #include "poolrt/Status.h"
+#include "poolrt/TransferKind.h"
 
 #include <cstdint>
 #include <optional>

@@ -29,17 +29,13 @@
 #define POOLRT_STATETRANSFER_H
 
 #include "poolrt/Status.h"
+#include "poolrt/TransferKind.h"
 
 #include <cstdint>
 #include <optional>
 #include <string>
 
 namespace poolrt {
-
-enum class TransferKind { None, Fork, Copy };
-
-/// "none" / "fork" / "copy" (the wire spelling).
-const char *transferKindName(TransferKind kind);
 
 class StateTransfer {
 public:
