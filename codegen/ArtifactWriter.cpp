@@ -14,9 +14,9 @@
 #include "codegen/KernelSpec.h"
 #include "codegen/Manifest.h"
 #include "codegen/Report.h"
+#include "passes/Passes.h"
 
-#include "poolrt/CacheManager.h"
-#include "poolrt/Setup.h"
+#include "poolrt/Servable.h"
 
 #include "llvm/Support/Format.h"
 #include "llvm/Support/FormatVariadic.h"
@@ -36,81 +36,6 @@ static const char *codeFormat(llvm::StringRef target) {
   return "amdgpu-code-object-v5";
 }
 
-/// What the runtime cannot run, refused before an artifact is written, at
-/// the declaration that asks for it. A report of such a model is still a
-/// valid answer (the reference plans it); an artifact would be refused at
-/// load (runtime/device/Setup.cpp, cacheManagerConfig).
-static LogicalResult checkRunnable(ModelOp model) {
-  llvm::MapVector<StringRef, EntryClassOp> first;       // each class's first declaration
-  llvm::MapVector<StringRef, EntryClassOp> transferOf;  // its declaration with a transfer
-  for (Operation &op : model.getBodyBlock())
-    if (auto cls = dyn_cast<EntryClassOp>(op)) {
-      first.insert({cls.getName(), cls});
-      if (cls.isState() && cls.getTransfer())
-        transferOf.insert({cls.getName(), cls});
-    }
-  bool hasPage = llvm::any_of(first, [](auto &kv) { return kv.second.isPage(); });
-  if (!hasPage)
-    return model.emitError("model '")
-           << model.getName()
-           << "' declares no PAGE entry class: an artifact needs one, since the "
-              "runtime keeps every request's KV and its prefix hashes in PAGE "
-              "blocks (a report can still be made: --emit=report)";
-  // Several STATE classes with a transfer share a request's group and are
-  // checkpointed together (specs/state-classes.md): only as forks, and not
-  // in a row space, whose slot is one class moved by the boundary.
-  if (transferOf.size() > 1) {
-    auto it = transferOf.begin();
-    EntryClassOp a = it->second;
-    for (auto jt = std::next(it); jt != transferOf.end(); ++jt) {
-      EntryClassOp b = jt->second;
-      StringRef ka = a.getTransferAttr().getKind(), kb = b.getTransferAttr().getKind();
-      if (ka == "fork" && kb == "fork" && !model.inRowSpace())
-        continue;
-      InFlightDiagnostic diag = b.emitError("STATE class '");
-      diag << b.getName() << "' declares a " << kb << " transfer, and '"
-           << a.getName() << "' a " << ka << " one: ";
-      if (model.inRowSpace())
-        diag << "a row-space model resumes one STATE class per request (its "
-                "slot); give the other classes no transfer, or merge them";
-      else
-        diag << "several STATE classes share a request's state group only when "
-                "every one forks (a copy image and a fork group, or a class that "
-                "cannot be checkpointed, do not move together); give the other "
-                "classes no transfer, or make them forks";
-      diag.attachNote(a.getLoc()) << "the first STATE class with a transfer";
-      return diag;
-    }
-  }
-  if (!model.inRowSpace())
-    for (auto &[name, cls] : transferOf)
-      if (TransferAttr t = cls.getTransferAttr(); t && t.getKind() == "copy")
-        return cls.emitError("STATE class '")
-               << name
-               << "' has a copy transfer: its checkpoint image is copied into "
-                  "PAGE units by kernels made from a row space's image runs, and "
-                  "this model has no row space (planes and layers); use a fork "
-                  "transfer, or declare the state in a row space";
-  if (model.inRowSpace())
-    for (auto &[name, cls] : transferOf)
-      if (TransferAttr t = cls.getTransferAttr();
-          t && t.getKind() == "fork" && cls.getDerived())
-        return cls.emitError("STATE class '")
-               << name
-               << "' is the row space's slot and has a fork transfer: a slot's "
-                  "checkpoint is an image copied into PAGE units (kind: copy), or "
-                  "none; the runtime has no fork of a row-space slot";
-  if (model.inRowSpace())
-    for (auto &[name, cls] : first)
-      if (cls.isState() && cls.getDerived() && cls.getEntriesPerReq() > 1)
-        return cls.emitError("STATE class '")
-               << name << "' is the row space's slot and asks for "
-               << cls.getEntriesPerReq()
-               << " entries per request: the runtime gives a row-space request one "
-                  "slot (its state holds speculation in the ring, not in more slots)";
-  return success();
-}
-
 FailureOr<poolrt::Artifact>
 mlir::pool::buildArtifact(ModelOp model, MLIRContext *kernelCtx,
                           poolrt::SolvedLayout layout,
@@ -118,7 +43,9 @@ mlir::pool::buildArtifact(ModelOp model, MLIRContext *kernelCtx,
                           poolrt::SolvedLayout *written,
                           const KernelTuning &tuning) {
   poolrt::Artifact out;
-  if (failed(checkRunnable(model)))
+  // What the runtime cannot serve is refused here, at the declaration
+  // that asks for it (pool-check-servable's rule, poolrt/Servable.h).
+  if (failed(checkServable(model)))
     return failure();
   // A plan of 0 PAGE blocks is a valid answer to "what does this budget
   // buy" (quirk Q3), but nothing can run on it: every request needs a
@@ -193,24 +120,19 @@ mlir::pool::buildArtifact(ModelOp model, MLIRContext *kernelCtx,
   }
 
   std::string manifest = llvm::formatv("{0:2}", manifestJson(layout)).str();
-  // The backstop: the runtime's own reader and configuration must accept
-  // what is about to be written (the checks above name the declarations;
-  // this catches anything they miss, so no artifact the runtime refuses is
-  // ever written).
+  // The backstop: the runtime's own reader and its serve rule on the
+  // solved numbers must accept what is about to be written (the check
+  // above names the declarations; this catches anything it misses, so no
+  // artifact the runtime refuses is ever written).
   {
     auto read = poolrt::parseManifest(manifest);
     if (!read.ok())
       return model.emitError("internal error: the runtime would refuse this "
                              "artifact's manifest: ")
              << read.error().message;
-    auto config = poolrt::cacheManagerConfig(*read, poolrt::CachePolicy{});
-    if (!config.ok())
+    if (poolrt::Status s = poolrt::checkServable(*read); !s.ok())
       return model.emitError("the runtime cannot run this model: ")
-             << config.error().message;
-    auto manager = poolrt::CacheManager::create(*config);
-    if (!manager.ok())
-      return model.emitError("the runtime cannot run this model: ")
-             << manager.error().message;
+             << s.error().message;
   }
   out.sections.push_back({"manifest", std::move(manifest)});
   out.sections.push_back({layout.headerSection, std::move(header)});

@@ -24,8 +24,14 @@ constexpr int64_t kNoPpMinBlocks = std::numeric_limits<int64_t>::min();
 #include "passes/Passes.h.inc"
 
 /// The pipeline poolc runs on every pool.model: verify, merge, lay out,
-/// plan (with `options`), check addressing.
-void buildPoolPipeline(OpPassManager &pm, const PlanPoolsOptions &options);
+/// plan (with `options`), check addressing; and, for a model that becomes
+/// an artifact (`servable`), check that the runtime can serve it.
+void buildPoolPipeline(OpPassManager &pm, const PlanPoolsOptions &options,
+                       bool servable = false);
+
+/// pool-check-servable's check on one model (poolrt/Servable.h's rule),
+/// emitting at the declaration it refuses. The artifact writer calls it too.
+LogicalResult checkServable(ModelOp model);
 } // namespace mlir::pool
 
 #endif // POOL_PASSES_H

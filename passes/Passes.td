@@ -222,4 +222,34 @@ def PlanPools : Pass<"pool-plan-pools", "::mlir::pool::ModelOp"> {
   ];
 }
 
+def CheckServable : Pass<"pool-check-servable", "::mlir::pool::ModelOp"> {
+  let summary = "Refuse a model the runtime cannot serve, at the declaration that asks for it";
+  let description = [{
+    The rule for what the runtime can serve is written once, in the layout
+    library (`poolrt/Servable.h`, `checkServableShape`); the runtime applies
+    it to every artifact it loads. This pass builds the model's shape (its
+    classes in declaration order, their pools, attention, transfers, the row
+    space's slot) and refuses at the declaration the rule names, with a note
+    where a second one is involved. poolc runs it when it writes an
+    artifact; a report of such a model is still a valid answer (the
+    reference plans it), so the default pipeline does not.
+
+    Refused: no PAGE class; several STATE classes with a transfer unless all
+    fork outside a row space; a copy transfer without a row space; a fork of
+    a row-space slot; a slot of more than one entry per request; a window
+    class beside state with a transfer or a row space.
+
+    Example diagnostic:
+    ```
+    error: STATE class 's2' declares a copy transfer, and 's1' a fork one: ...
+    note: the first STATE class with a transfer
+    ```
+
+    It changes nothing.
+  }];
+  let statistics = [
+    Statistic<"numRefused", "refused", "Models the runtime cannot serve">,
+  ];
+}
+
 #endif // POOL_PASSES_TD

@@ -3,7 +3,8 @@
 #include "passes/Passes.h"
 
 void mlir::pool::buildPoolPipeline(OpPassManager &pm,
-                                   const PlanPoolsOptions &options) {
+                                   const PlanPoolsOptions &options,
+                                   bool servable) {
   // Every pass works on one pool.model (IsolatedFromAbove): the models of a
   // module are independent.
   OpPassManager &models = pm.nest<ModelOp>();
@@ -14,4 +15,6 @@ void mlir::pool::buildPoolPipeline(OpPassManager &pm,
   models.addPass(createSolveRowSpace());
   models.addPass(createPlanPools(options));
   models.addPass(createCheckAddressing());
+  if (servable)
+    models.addPass(createCheckServable());
 }

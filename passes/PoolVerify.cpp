@@ -21,9 +21,13 @@ struct ClassGroup {
   int64_t bytes = 0; // sum of explicit bytes (saturating; only compared)
 };
 
-LogicalResult verifyModel(ModelOp model) {
-  llvm::MapVector<StringRef, ClassGroup> groups;
-  llvm::MapVector<StringRef, SmallVector<StateFieldOp>> fieldsByClass;
+using ClassGroups = llvm::MapVector<StringRef, ClassGroup>;
+using FieldsByClass = llvm::MapVector<StringRef, SmallVector<StateFieldOp>>;
+
+// Gathers the model's entry class declarations by name and its state fields
+// by the class they name.
+void collectClasses(ModelOp model, ClassGroups &groups,
+                    FieldsByClass &fieldsByClass) {
   for (Operation &op : model.getBodyBlock()) {
     if (auto cls = dyn_cast<EntryClassOp>(op)) {
       ClassGroup &g = groups[cls.getName()];
@@ -40,12 +44,13 @@ LogicalResult verifyModel(ModelOp model) {
       fieldsByClass[field.getEntryClass()].push_back(field);
     }
   }
-  if (groups.empty())
-    return model.emitOpError("model '")
-           << model.getName() << "' declares no entry class";
+}
 
+// Checks the PAGE classes: consistent attention patterns per name, window
+// classes beside exactly one full-attention PAGE class, else one PAGE class.
+LogicalResult verifyPageClasses(ModelOp model, ClassGroups &groups,
+                                SmallVectorImpl<EntryClassOp> &pages) {
   // Structure before budget (quirk Q4): one PAGE class name at most.
-  SmallVector<EntryClassOp> pages;
   for (auto &[name, g] : groups)
     if (g.decls.front().isPage())
       pages.push_back(g.decls.front());
@@ -105,60 +110,74 @@ LogicalResult verifyModel(ModelOp model) {
       diag.attachNote(p.getLoc()) << "PAGE class '" << p.getName() << "'";
     return diag;
   }
+  return success();
+}
 
-  bool rowSpace = model.inRowSpace();
-  LayersOp layers = model.getLayersOp();
-  if (rowSpace) {
-    if (!layers)
-      return model.emitOpError("model '")
-             << model.getName()
-             << "' declares planes but no layers: a row space needs the "
-                "per-layer compress ratios (pool.layers)";
-    if (int64_t(model.getSlidingWindow()) < 1)
-      return model.emitOpError("a row space needs sliding_window >= 1 (every "
-                               "slot holds each layer's window)");
-    SmallVector<EntryClassOp> slots;
-    for (auto &[name, g] : groups)
-      if (g.decls.front().isState() && g.derived)
-        slots.push_back(g.decls.front());
-    if (slots.size() != 1) {
-      auto diag = model.emitOpError("a row space needs exactly one STATE class "
-                                    "with derived bytes (its slot), found ")
-                  << slots.size();
-      for (EntryClassOp s : slots)
-        diag.attachNote(s.getLoc()) << "derived STATE class '" << s.getName()
-                                    << "'";
-      return diag;
-    }
-    ClassGroup &slot = groups[slots.front().getName()];
-    if (slot.anyBytes)
-      return slots.front().emitOpError("entry class '")
-             << slots.front().getName()
-             << "' is the row space's slot: its bytes are slot rows times "
-                "the plane widths, so it takes no explicit bytes";
-    for (auto &[cls, fields] : fieldsByClass)
-      if (cls != slots.front().getName())
-        return fields.front().emitOpError("state field '")
-               << fields.front().getName() << "' names class '" << cls
-               << "', but in a row space state fields live in the slot class '"
-               << slots.front().getName() << "'";
-    if (!pages.empty() && !groups[pages.front().getName()].derived)
-      return pages.front().emitOpError("entry class '")
-             << pages.front().getName()
-             << "' is the row space's PAGE class: declare it with derived "
-                "bytes (envelope rows times the plane widths; explicit bytes "
-                "in another declaration of the same name ride along)";
-  } else {
-    if (layers)
-      return layers.emitOpError("layers describe a row space, which needs "
-                                "planes (pool.plane)");
-    for (auto &[cls, fields] : fieldsByClass)
-      for (StateFieldOp f : fields)
-        if (f.getWindow())
-          return f.emitOpError("window field '")
-                 << f.getName() << "' needs a row space (planes and layers)";
+// Checks a row-space model's layers, sliding window, slot class, state field
+// placement and derived PAGE class.
+LogicalResult verifyRowSpace(ModelOp model, LayersOp layers,
+                             ClassGroups &groups,
+                             FieldsByClass &fieldsByClass,
+                             SmallVectorImpl<EntryClassOp> &pages) {
+  if (!layers)
+    return model.emitOpError("model '")
+           << model.getName()
+           << "' declares planes but no layers: a row space needs the "
+              "per-layer compress ratios (pool.layers)";
+  if (int64_t(model.getSlidingWindow()) < 1)
+    return model.emitOpError("a row space needs sliding_window >= 1 (every "
+                             "slot holds each layer's window)");
+  SmallVector<EntryClassOp> slots;
+  for (auto &[name, g] : groups)
+    if (g.decls.front().isState() && g.derived)
+      slots.push_back(g.decls.front());
+  if (slots.size() != 1) {
+    auto diag = model.emitOpError("a row space needs exactly one STATE class "
+                                  "with derived bytes (its slot), found ")
+                << slots.size();
+    for (EntryClassOp s : slots)
+      diag.attachNote(s.getLoc()) << "derived STATE class '" << s.getName()
+                                  << "'";
+    return diag;
   }
+  ClassGroup &slot = groups[slots.front().getName()];
+  if (slot.anyBytes)
+    return slots.front().emitOpError("entry class '")
+           << slots.front().getName()
+           << "' is the row space's slot: its bytes are slot rows times "
+              "the plane widths, so it takes no explicit bytes";
+  for (auto &[cls, fields] : fieldsByClass)
+    if (cls != slots.front().getName())
+      return fields.front().emitOpError("state field '")
+             << fields.front().getName() << "' names class '" << cls
+             << "', but in a row space state fields live in the slot class '"
+             << slots.front().getName() << "'";
+  if (!pages.empty() && !groups[pages.front().getName()].derived)
+    return pages.front().emitOpError("entry class '")
+           << pages.front().getName()
+           << "' is the row space's PAGE class: declare it with derived "
+              "bytes (envelope rows times the plane widths; explicit bytes "
+              "in another declaration of the same name ride along)";
+  return success();
+}
 
+// Checks a model without a row space: no layers and no window fields.
+LogicalResult verifyNoRowSpace(LayersOp layers, FieldsByClass &fieldsByClass) {
+  if (layers)
+    return layers.emitOpError("layers describe a row space, which needs "
+                              "planes (pool.plane)");
+  for (auto &[cls, fields] : fieldsByClass)
+    for (StateFieldOp f : fields)
+      if (f.getWindow())
+        return f.emitOpError("window field '")
+               << f.getName() << "' needs a row space (planes and layers)";
+  return success();
+}
+
+// Checks each class's bytes: derived bytes need a row space or state fields,
+// and explicit bytes must hold the state fields' arena.
+LogicalResult verifyClassBytes(ClassGroups &groups,
+                               FieldsByClass &fieldsByClass, bool rowSpace) {
   for (auto &[name, g] : groups) {
     EntryClassOp first = g.decls.front();
     auto fit = fieldsByClass.find(name);
@@ -190,6 +209,31 @@ LogicalResult verifyModel(ModelOp model) {
     }
   }
   return success();
+}
+
+LogicalResult verifyModel(ModelOp model) {
+  ClassGroups groups;
+  FieldsByClass fieldsByClass;
+  collectClasses(model, groups, fieldsByClass);
+  if (groups.empty())
+    return model.emitOpError("model '")
+           << model.getName() << "' declares no entry class";
+
+  SmallVector<EntryClassOp> pages;
+  if (failed(verifyPageClasses(model, groups, pages)))
+    return failure();
+
+  bool rowSpace = model.inRowSpace();
+  LayersOp layers = model.getLayersOp();
+  if (rowSpace) {
+    if (failed(verifyRowSpace(model, layers, groups, fieldsByClass, pages)))
+      return failure();
+  } else {
+    if (failed(verifyNoRowSpace(layers, fieldsByClass)))
+      return failure();
+  }
+
+  return verifyClassBytes(groups, fieldsByClass, rowSpace);
 }
 
 struct PoolVerify : impl::PoolVerifyBase<PoolVerify> {

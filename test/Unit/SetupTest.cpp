@@ -151,7 +151,7 @@ TEST(Setup, MalformedManifestsAreErrorsNotExceptions) {
             std::string::npos);
   EXPECT_NE(edit([](Json &m) {
               m["layout"]["entry_classes"] = Json::array({forkClass()});
-            }).find("no PAGE class"),
+            }).find("declares no PAGE entry class"),
             std::string::npos);
   EXPECT_NE(edit([](Json &m) {
               m["layout"]["geometry"]["hash_block_size"] = 32;
@@ -375,12 +375,17 @@ TEST(Setup, SeveralForkClassesShareOneGroup) {
   EXPECT_EQ(layout->stateGroupCount(), 4);
 }
 
+// The runtime refuses with the rule, and the words, poolc refuses with
+// (poolrt/Servable.h; test/Tools/runnable.test has poolc's side).
 TEST(Setup, ACopyOrNoneBesideAForkIsRefused) {
   std::string copy = errorOf(twoClassManifest("copy"));
-  EXPECT_NE(copy.find("STATE class 'ssm' has a copy transfer beside another"),
+  EXPECT_NE(copy.find("artifact manifest: STATE class 'ssm' declares a copy "
+                      "transfer, and 'state' a fork one: several STATE classes "
+                      "share a request's state group only when every one forks"),
             std::string::npos) << copy;
   std::string none = errorOf(twoClassManifest("none"));
-  EXPECT_NE(none.find("STATE class 'ssm' has a none transfer beside another"),
+  EXPECT_NE(none.find("STATE class 'ssm' declares a none transfer, and 'state' "
+                      "a fork one"),
             std::string::npos) << none;
 }
 

@@ -24,7 +24,9 @@ namespace poolrt {
 ///     becomes PAGE-unit checkpoints (page unit = a PAGE entry, image = the
 ///     image_gather kernel's item bytes, or the whole slot without one);
 ///   * the boundary geometry when the model has a row space.
-/// Errors name the manifest key that is missing or inconsistent.
+/// A layout the runtime cannot serve is refused first, by the rule the
+/// compiler refuses with (checkServable, poolrt/Servable.h). Errors name the
+/// class or manifest key that is missing or inconsistent.
 Result<CacheManagerConfig> cacheManagerConfig(const SolvedLayout &layout,
                                               const CachePolicy &policy = {});
 /// The same, from the artifact's manifest (readSolvedLayout).
