@@ -1,10 +1,10 @@
-//===- SizeArg.cpp - Byte sizes on the command line -----------------------===//
+//===- ByteSize.cpp - Byte sizes as people write them ---------------------===//
 
-#include "tools/lib/SizeArg.h"
+#include "poolrt/ByteSize.h"
 
 #include <cctype>
 
-std::optional<int64_t> pool::parseByteSize(const std::string &text,
+std::optional<int64_t> poolrt::parseByteSize(const std::string &text,
                                            std::string &why) {
   size_t i = 0;
   while (i < text.size() && std::isdigit((unsigned char)text[i]))

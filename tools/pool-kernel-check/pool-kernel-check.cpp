@@ -21,7 +21,8 @@
 #include "codegen/KernelSpec.h"
 #include "codegen/Report.h"
 #include "tools/lib/Driver.h"
-#include "tools/lib/SizeArg.h"
+#include "poolrt/ByteSize.h"
+#include "poolrt/Checked.h"
 
 #include "poolrt/Device.h"
 #include "poolrt/SolvedLayout.h"
@@ -373,13 +374,13 @@ int64_t strayPage(const SparseArena &a, std::vector<Span> allowed) {
     int64_t len = std::min<int64_t>(chunk, int64_t(a.bytes) - off);
     if (mincore(a.base + off, size_t(len), resident.data()) != 0)
       return -1; // cannot tell; the byte comparison still runs
-    for (int64_t i = 0; i < (len + page - 1) / page; ++i) {
+    for (int64_t i = 0; i < poolrt::ceilDiv(len, page); ++i) {
       if (!(resident[size_t(i)] & 1))
         continue;
       int64_t at = off + i * page;
       while (next < allowed.size() && allowed[next].begin / page * page <= at) {
         coveredTo =
-            std::max(coveredTo, (allowed[next].end + page - 1) / page * page);
+            std::max(coveredTo, poolrt::alignUp(allowed[next].end, page));
         ++next;
       }
       if (at >= coveredTo)
@@ -440,7 +441,7 @@ UnitGeometry unitGeometry(const Reference &ref) {
   UnitGeometry g;
   g.imageBytes = spanBytes(ref.imageSpans(*ref.L.rs->slotPositions - 1));
   g.unitBytes = spanBytes(ref.blockSpans(0));
-  g.units = g.unitBytes ? (g.imageBytes + g.unitBytes - 1) / g.unitBytes : 0;
+  g.units = g.unitBytes ? poolrt::ceilDiv(g.imageBytes, g.unitBytes) : 0;
   return g;
 }
 
@@ -1283,7 +1284,7 @@ int writeGpuPlan(const std::string &path, const Layout &L,
 /// bad argument (already reported).
 int compileOptions(::pool::CompileOptions &opts) {
   std::string why;
-  auto budget = ::pool::parseByteSize(budgetArg, why);
+  auto budget = poolrt::parseByteSize(budgetArg, why);
   if (!budget) {
     llvm::errs() << "pool-kernel-check: --budget: " << why << "\n";
     return 2;

@@ -10,7 +10,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "tools/lib/SizeArg.h"
+#include "poolrt/ByteSize.h"
 #include "tools/lib/Driver.h"
 #include "tools/lib/Output.h"
 #include "codegen/ArtifactWriter.h"
@@ -168,7 +168,7 @@ int main(int argc, char **argv) {
     if (budgetArg.empty())
       return usage("--budget SIZE is required (e.g. --budget 150GiB)");
     std::string why;
-    auto b = ::pool::parseByteSize(budgetArg, why);
+    auto b = poolrt::parseByteSize(budgetArg, why);
     if (!b)
       return usage("--budget '" + budgetArg + "': " + why);
     opts.planPools.budget = *b;
