@@ -3,11 +3,13 @@
 #include "Vectors.h"
 
 #include "poolrt/CacheManager.h"
+#include "test/Unit/CacheManagerTestAccess.h"
 
 #include <memory>
 
 using namespace conformance;
 using namespace poolrt;
+using TestAccess = CacheManagerTestAccess;
 
 namespace {
 
@@ -54,11 +56,18 @@ void runLadder(const json::Object &in, const json::Value &expV) {
     EXPECT_EQ(rungs, intList(*e.get("rungs"))) << interval;
     // Every rung is where the aimed ladder keeps a checkpoint.
     for (int64_t p : rungs)
-      EXPECT_FALSE(m->checkpointersAt(r, p, std::nullopt, true).empty()) << p;
-    EXPECT_EQ(m->checkpointCut(r, 0, 40), *e.getInteger("cut_0_40")) << interval;
-    EXPECT_EQ(m->checkpointCut(r, 0, 20), *e.getInteger("cut_0_20")) << interval;
-    EXPECT_EQ(m->checkpointCut(r, limit, limit + 16),
-              *e.getInteger("cut_limit_plus16")) << interval;
+      EXPECT_FALSE(
+          TestAccess::checkpointersAt(*m, r, p, std::nullopt, true).empty())
+          << p;
+    EXPECT_EQ(TestAccess::checkpointCut(*m, r, 0, 40),
+              *e.getInteger("cut_0_40"))
+        << interval;
+    EXPECT_EQ(TestAccess::checkpointCut(*m, r, 0, 20),
+              *e.getInteger("cut_0_20"))
+        << interval;
+    EXPECT_EQ(TestAccess::checkpointCut(*m, r, limit, limit + 16),
+              *e.getInteger("cut_limit_plus16"))
+        << interval;
   }
 }
 
@@ -67,8 +76,8 @@ void runNoneTransfer(const json::Object &in, const json::Value &expV) {
   auto m = manager(4, "none", *in.getInteger("interval"));
   Request r = request(*in.getInteger("prompt_tokens"));
   EXPECT_EQ(m->checkpointLimit(r), *exp.getInteger("checkpoint_limit"));
-  EXPECT_EQ(int64_t(m->checkpointersAt(r, 16, std::nullopt, true).size()),
-            *exp.getInteger("checkpointers_at_16"));
+  auto at16 = TestAccess::checkpointersAt(*m, r, 16, std::nullopt, true);
+  EXPECT_EQ(int64_t(at16.size()), *exp.getInteger("checkpointers_at_16"));
 }
 
 /// A second state class that accepts at most `cap` blocks.
@@ -101,10 +110,12 @@ void runGatedHit(const json::Object &in, const json::Value &expV) {
     std::string key = "None";
     if (auto cap = capV.getAsInteger()) {
       second = std::make_unique<CapClass>(*cap);
-      m->addStateClass(second.get());
+      TestAccess::addStateClass(*m, second.get());
       key = std::to_string(*cap);
     }
-    EXPECT_EQ(m->gatedHit(r, compressed, hashes, false), *exp.getInteger(key)) << key;
+    EXPECT_EQ(TestAccess::gatedHit(*m, r, compressed, hashes, false),
+              *exp.getInteger(key))
+        << key;
   }
 }
 
@@ -174,7 +185,9 @@ void runSpacing(const json::Object &in, const json::Value &expV) {
               3);
     Request r = request(64);
     r.lastCheckpointPos = last;
-    bool kept = !m->checkpointersAt(r, pos, next, std::string(aimed) == "True").empty();
+    bool kept = !TestAccess::checkpointersAt(*m, r, pos, next,
+                                             std::string(aimed) == "True")
+                     .empty();
     EXPECT_EQ(kept, *kv.second.getAsBoolean()) << kv.first.str();
   }
 }

@@ -12,12 +12,14 @@
 
 #include "poolrt/Attention.h"
 #include "poolrt/CacheManager.h"
+#include "test/Unit/CacheManagerTestAccess.h"
 
 #include <gtest/gtest.h>
 
 #include <random>
 
 using namespace poolrt;
+using TestAccess = CacheManagerTestAccess;
 
 namespace {
 
@@ -169,7 +171,7 @@ TEST(WindowClass, SlidingReleasesAndHitsOnlyNeedTheWindow) {
   // stay indexed, evictable), block 4 is taken.
   EXPECT_EQ(forward(*m, a, 4), 4);
   EXPECT_EQ(ids(a.windowTables[0]), (std::vector<int32_t>{-1, -1, 2, 3, 4}));
-  BlockPool &wp = m->windowPool(0);
+  BlockPool &wp = TestAccess::windowPool(*m, 0);
   EXPECT_EQ(wp.numFree(), 5);    // 3 vacant + 2 cached
   EXPECT_EQ(wp.numIndexed(), 5); // blocks 0..4 of the prompt
   EXPECT_TRUE(wp.checkInvariants().ok());
@@ -262,8 +264,8 @@ TEST(WindowClass, OneBlockIdSpaceWithDistinctKeys) {
   EXPECT_EQ(ids(a.windowTables[0]), (std::vector<int32_t>{4, 5, 6, 7}));
   std::vector<BlockHash> h = m->prefixHashes(a, 4);
   EXPECT_EQ(m->blocks().lookup(h[0]).value, 0);
-  EXPECT_EQ(m->blocks().lookup(m->windowKey(h[0], 0)).value, 4);
-  EXPECT_NE(m->windowKey(h[0], 0), h[0]);
+  EXPECT_EQ(m->blocks().lookup(TestAccess::windowKey(*m, h[0], 0)).value, 4);
+  EXPECT_NE(TestAccess::windowKey(*m, h[0], 0), h[0]);
   // 2 blocks free: another request needs its 4 + a reserve of 4.
   Request b = prompt(2, iota(16, 500));
   Admission ad = m->admission(b);
@@ -277,7 +279,7 @@ TEST(WindowClass, OneBlockIdSpaceWithDistinctKeys) {
   // Fresh blocks come vacant-first: the full class took 8, the window 9;
   // 4 and 5 stay cached, indexed under the window's keys.
   EXPECT_EQ(ids(a.windowTables[0]), (std::vector<int32_t>{-1, -1, 6, 7, 9}));
-  EXPECT_EQ(m->blocks().lookup(m->windowKey(h[1], 0)).value, 5);
+  EXPECT_EQ(m->blocks().lookup(TestAccess::windowKey(*m, h[1], 0)).value, 5);
   EXPECT_EQ(a.blockTable.size(), 5u);
   ASSERT_TRUE(m->deallocate(a).ok());
   EXPECT_EQ(m->blocks().numFree(), 10);
@@ -301,15 +303,15 @@ TEST(WindowClass, RefusalsChangeNothing) {
   Request a = prompt(1, iota(20));
   ASSERT_TRUE(m->allocate(a, 0).ok());
   // A forward past the reserve is refused, naming the cap.
-  Status s = m->prepareWindows(a, 20);
+  Status s = TestAccess::prepareWindows(*m, a, 20);
   EXPECT_FALSE(s.ok());
   EXPECT_NE(s.error().message.find("cap it at 16"), std::string::npos) << s.error().message;
   EXPECT_TRUE(a.windowTables[0].empty());
-  EXPECT_EQ(m->windowPool(0).numFree(), 8);
-  EXPECT_EQ(m->windowForwardLimit(a, 20), 16);
+  EXPECT_EQ(TestAccess::windowPool(*m, 0).numFree(), 8);
+  EXPECT_EQ(TestAccess::windowForwardLimit(*m, a, 20), 16);
   Request stranger = prompt(9, iota(4));
-  EXPECT_FALSE(m->prepareWindows(stranger, 4).ok());
-  EXPECT_FALSE(m->prepareWindows(a, -1).ok());
+  EXPECT_FALSE(TestAccess::prepareWindows(*m, stranger, 4).ok());
+  EXPECT_FALSE(TestAccess::prepareWindows(*m, a, -1).ok());
   // A hit the window index cannot back is refused by allocate, and the
   // full-class blocks it claimed go back.
   ASSERT_EQ(forward(*m, a, 16), 16);
@@ -333,10 +335,10 @@ TEST(WindowClass, RefusalsChangeNothing) {
   EXPECT_TRUE(c.windowTables.empty());
   EXPECT_EQ(m->blocks().numFree(), freeBefore);
   EXPECT_TRUE(m->blocks().checkInvariants().ok());
-  EXPECT_TRUE(m->windowPool(0).checkInvariants().ok());
+  EXPECT_TRUE(TestAccess::windowPool(*m, 0).checkInvariants().ok());
   EXPECT_TRUE(m->allocate(c, hit).ok());
   EXPECT_TRUE(m->deallocate(c).ok());
-  EXPECT_EQ(m->windowPool(0).numFree(), 8);
+  EXPECT_EQ(TestAccess::windowPool(*m, 0).numFree(), 8);
 }
 
 TEST(WindowClass, ConfigurationsTheRuntimeCannotRunAreRefused) {
@@ -426,7 +428,7 @@ TEST(WindowClass, RandomWalkKeepsTablesWindowsAndPoolsConsistent) {
           if (!t[size_t(j)].valid())
             continue;
           ++held;
-          BlockPool &wp = m->windowPool(0);
+          BlockPool &wp = TestAccess::windowPool(*m, 0);
           if (wp.hash(t[size_t(j)]) != kNoHash) {
             const std::vector<int32_t> &stored = wp.tokenIds(t[size_t(j)]);
             ASSERT_EQ(stored.size(), 4u);
@@ -437,11 +439,11 @@ TEST(WindowClass, RandomWalkKeepsTablesWindowsAndPoolsConsistent) {
         ASSERT_LE(held, reserve);
       }
       ASSERT_TRUE(m->blocks().checkInvariants().ok());
-      ASSERT_TRUE(m->windowPool(0).checkInvariants().ok());
+      ASSERT_TRUE(TestAccess::windowPool(*m, 0).checkInvariants().ok());
     }
     for (auto &q : running)
       ASSERT_TRUE(m->deallocate(*q).ok());
-    EXPECT_EQ(m->windowPool(0).numUsed(), 0);
+    EXPECT_EQ(TestAccess::windowPool(*m, 0).numUsed(), 0);
     EXPECT_EQ(m->blocks().numUsed(), 0);
     EXPECT_GT(admitted, 100);
     EXPECT_GT(hits, 20); // the shared prefixes hit

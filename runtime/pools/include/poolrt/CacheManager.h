@@ -20,6 +20,12 @@
 // block) and fork/none state classes; PAGE-unit (copy) checkpoints plug in
 // through StateClass when their coordinator lands.
 //
+// The window classes (sliding / chunked attention) live in a WindowSet of
+// their own (runtime/pools/WindowClasses.h, private to the pools library),
+// the boundary mover in runtime/pools/BoundaryMove.cpp. Tests reach the
+// private steps below through one friend, CacheManagerTestAccess
+// (test/Unit/CacheManagerTestAccess.h).
+//
 // Lock contract: not thread-safe; owned by the scheduler thread.
 //
 //===----------------------------------------------------------------------===//
@@ -300,9 +306,17 @@ struct Admission {
   std::string reason;
 };
 
+class WindowSet;
+class CacheManagerTestAccess;
+
 class CacheManager {
 public:
   static Result<std::unique_ptr<CacheManager>> create(const CacheManagerConfig &c);
+  ~CacheManager();
+  // The block pool's eviction hook holds `this`: a copy or a move would
+  // leave it pointing at the old manager.
+  CacheManager(const CacheManager &) = delete;
+  CacheManager &operator=(const CacheManager &) = delete;
 
   int64_t blockSize() const { return blockSize_; }
   int64_t hashBlockSize() const { return blockSize_; }
@@ -319,8 +333,6 @@ public:
   /// At batch construction: the image copies to run (stores of kept
   /// checkpoints, restores into resumed slots).
   PageUnitCheckpointStore::CheckpointOps takeStateMaintenanceOps();
-  /// Add a further state class (tests, or a PAGE-unit coordinator).
-  void addStateClass(StateClass *c) { classes_.push_back(c); }
 
   /// Chained hashes of the first `n` hash blocks of `r` (cached on `r`).
   std::vector<BlockHash> prefixHashes(const Request &r, int64_t n) const;
@@ -354,28 +366,9 @@ public:
   int64_t blocksToAppend(const Request &r, int64_t totalTokens) const;
   bool canAppend(const Request &r, int64_t totalTokens) const;
   Status appendSlots(Request &r, int64_t totalTokens);
-  /// Window classes: the largest end <= `end` a forward from
-  /// r.numCachedTokens may reach without a window class holding more than
-  /// its reserve (a multiple of the block size when it cuts). `end` when
-  /// the model has no window class.
-  int64_t windowForwardLimit(const Request &r, int64_t end) const;
-  /// Window classes, before a forward from r.numCachedTokens to `end`:
-  /// release the blocks that fell out of every window (they stay in the
-  /// index, evictable, for later hits) and take fresh blocks up to `end`.
-  /// finalizePrefillChunk and appendSlots call it; all or nothing. State
-  /// error when `end` needs more than a class's reserve (cap it with
-  /// windowForwardLimit) or `r` is not allocated.
-  Status prepareWindows(Request &r, int64_t end);
-  int64_t numWindowClasses() const { return int64_t(windows_.size()); }
-  const WindowClassConfig &windowClass(int64_t i) const {
-    return windows_[size_t(i)].cfg;
-  }
-  /// The pool window class `i` draws from (the full class's when shared).
-  BlockPool &windowPool(int64_t i) { return *windows_[size_t(i)].pool; }
-  /// The index key of hash `h` in window class `i`: each class publishes
-  /// its blocks under keys of its own, so classes sharing one pool never
-  /// find each other's blocks.
-  BlockHash windowKey(BlockHash h, int64_t i) const;
+  /// The window classes (CacheManagerConfig::windowClasses, in order).
+  int64_t numWindowClasses() const;
+  const WindowClassConfig &windowClass(int64_t i) const;
 
   /// State error, nothing freed, when `r` is not allocated (never, or
   /// already deallocated): a second free would drop references other
@@ -384,14 +377,10 @@ public:
   /// Top of every scheduling pass: pins of the previous batch drain.
   void completePreviousStateBatch();
 
-  int64_t gatedHit(const Request &r, int64_t compressedHit,
-                   const std::vector<BlockHash> &hashes,
-                   bool assumeCheckpointed) const;
+  /// The last rung of r's ladder: the largest multiple of the interval
+  /// that leaves every applicable class's successor its room in r's prompt
+  /// (0: the ladder is off, no class needs room, or no rung fits).
   int64_t checkpointLimit(const Request &r) const;
-  std::vector<StateClass *> checkpointersAt(const Request &r, int64_t pos,
-                                            std::optional<int64_t> nextForward,
-                                            bool aimed) const;
-  int64_t checkpointCut(Request &r, int64_t start, int64_t end);
   /// The scheduler's chunk end rules (spec §10.1-10.2).
   static int64_t chunkedPrefillSize(int64_t numNew, int64_t budgetRemaining,
                                     int64_t numBatched, int64_t blockSize);
@@ -424,7 +413,52 @@ public:
                                     const std::vector<Request *> &live);
 
 private:
-  CacheManager() = default;
+  /// Tests' one way in (test/Unit/CacheManagerTestAccess.h); it forwards
+  /// the steps below and nothing else.
+  friend class CacheManagerTestAccess;
+
+  CacheManager();
+
+  // Steps of the public operations, reached by tests through
+  // CacheManagerTestAccess ----------------------------------------------------
+
+  /// Add a further state class (tests: a second class to gate hits; create
+  /// adds the built-in ones). Not owned: it must stay alive while in use.
+  void addStateClass(StateClass *c) { classes_.push_back(c); }
+  /// The fixpoint of every applicable class's resumable hit <= compressedHit
+  /// (admission's gate; with assumeCheckpointed, the demand counterfactual).
+  int64_t gatedHit(const Request &r, int64_t compressedHit,
+                   const std::vector<BlockHash> &hashes,
+                   bool assumeCheckpointed) const;
+  /// The classes that keep a checkpoint at `pos` (aimed: ladder rungs and
+  /// the demand position; otherwise the decode spacing rule).
+  std::vector<StateClass *> checkpointersAt(const Request &r, int64_t pos,
+                                            std::optional<int64_t> nextForward,
+                                            bool aimed) const;
+  /// Where the ladder or the recorded demand cuts a chunk [start, end)
+  /// (0: no cut); counts a cut made for demand.
+  int64_t checkpointCut(Request &r, int64_t start, int64_t end);
+  /// Window classes: the largest end <= `end` a forward from
+  /// r.numCachedTokens may reach without a window class holding more than
+  /// its reserve (a multiple of the block size when it cuts). `end` when
+  /// the model has no window class.
+  int64_t windowForwardLimit(const Request &r, int64_t end) const;
+  /// Window classes, before a forward from r.numCachedTokens to `end`:
+  /// release the blocks that fell out of every window (they stay in the
+  /// index, evictable, for later hits) and take fresh blocks up to `end`.
+  /// finalizePrefillChunk and appendSlots call it; all or nothing. State
+  /// error when `end` needs more than a class's reserve (cap it with
+  /// windowForwardLimit) or `r` is not allocated.
+  Status prepareWindows(Request &r, int64_t end);
+  /// The pool window class `i` draws from (the full class's when shared).
+  BlockPool &windowPool(int64_t i);
+  /// The index key of hash `h` in window class `i`: each class publishes
+  /// its blocks under keys of its own, so classes sharing one pool never
+  /// find each other's blocks.
+  BlockHash windowKey(BlockHash h, int64_t i) const;
+
+  // Internals -----------------------------------------------------------------
+
   /// Ensure r.hashCache covers `n` blocks; returns how many it covers.
   int64_t ensureHashes(const Request &r, int64_t n) const;
   /// Ensure r.printCache covers `n` (<= hashed) blocks.
@@ -456,28 +490,14 @@ private:
   bool deferEvictions_ = false;
   std::vector<BlockHash> deferredEvictions_;
   void dropCheckpointOf(BlockHash h);
-  struct Window {
-    WindowClassConfig cfg;
-    BlockPool *pool = nullptr;
-    std::unique_ptr<BlockPool> own;
-    int64_t reserved = 0; // reserveBlocks x requests counted
-    int64_t physical = 0; // distinct blocks the class's tables hold
-    std::vector<BlockId> hitScratch; // admission: the window's hit blocks
-    std::vector<int64_t> runScratch;
-  };
-  std::vector<Window> windows_;
-  int64_t windowMargin_ = 0;
-  /// Blocks of `pool` promised to window reserves and not yet held.
-  int64_t windowDebt(const BlockPool *pool) const;
-  /// The largest hit <= `hit` every window class can resume (specs/window-classes.md).
-  int64_t windowHit(const Request &r, int64_t hit);
-  /// Whether every pool a window class draws from can back one more
-  /// request's reserves, besides `fullBlocks` for the full class.
-  bool windowReservesFor(int64_t fullBlocks) const;
-  Status claimWindowHits(Request &r, int64_t numCached);
-  void releaseWindows(Request &r);
-  void releaseWindowBlock(Window &w, BlockId b);
-  /// allocate's work after its argument checks; allocate undoes it on error.
+  /// The window classes (never null after create; empty without any).
+  std::unique_ptr<WindowSet> windows_;
+
+  /// allocate's work after its argument checks, in this order: the full
+  /// class's hit blocks, the window classes' (before any fresh block could
+  /// evict them), the state group (before fresh blocks could evict the
+  /// checkpoint it restores), the fresh blocks, the statistics. allocate
+  /// undoes all of it on error.
   Status allocateBlocksAndState(Request &r, int64_t numCached);
 };
 
