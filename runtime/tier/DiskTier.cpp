@@ -13,6 +13,8 @@
 
 #include "poolrt/Tier.h"
 
+#include "TierBackends.h"
+
 #include <dirent.h>
 #include <fcntl.h>
 #include <sys/stat.h>
@@ -23,8 +25,6 @@
 #include <atomic>
 #include <cerrno>
 #include <cstring>
-#include <list>
-#include <unordered_map>
 
 namespace poolrt {
 
@@ -37,9 +37,12 @@ bool endsWith(const std::string &s, const std::string &suffix) {
          s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
 }
 
-class DiskTier final : public TierBackend {
+/// A file's entry in the index: its key and size are all it keeps.
+struct DiskFile {};
+
+class DiskTier final : public ByteCappedBackend<DiskFile> {
 public:
-  explicit DiskTier(DiskTierOptions o) : o_(std::move(o)) {}
+  explicit DiskTier(DiskTierOptions o) : ByteCappedBackend(o.capBytes), o_(std::move(o)) {}
 
   Status open() {
     if (o_.capBytes < 1)
@@ -88,26 +91,29 @@ public:
       return a.mtime.tv_sec != b.mtime.tv_sec ? a.mtime.tv_sec > b.mtime.tv_sec
                                               : a.mtime.tv_nsec > b.mtime.tv_nsec;
     });
-    for (const Found &f : found) {
-      lru_.push_back({f.key, f.bytes});
-      index_[f.key] = std::prev(lru_.end());
-      bytes_ += f.bytes;
-    }
+    for (const Found &f : found)
+      lru_.insertLeastRecent(f.key, f.bytes, {});
     // A smaller cap than the last run's: evict down to it now.
-    while (bytes_ > o_.capBytes && !lru_.empty())
-      evictLocked();
+    evictLocked(0);
     return Status::success();
   }
 
   std::string name() const override { return "disk"; }
 
-  TierResult put(const std::string &key, std::string_view bytes) override {
-    if (!validTierKey(key))
-      return invalidTierKey(key);
-    if (int64_t(bytes.size()) > o_.capBytes)
-      return TierResult::fail(TierFault::TooLarge,
-                              "disk tier: object " + key + " of " + std::to_string(bytes.size()) +
-                                  " B exceeds the cap of " + std::to_string(o_.capBytes) + " B");
+  void touch(const std::string &key) override {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (!lru_.use(key))
+      return;
+    struct timespec now[2] = {{0, UTIME_NOW}, {0, UTIME_NOW}};
+    ::utimensat(AT_FDCWD, pathOf(key).c_str(), now, 0);
+  }
+
+  int64_t leftovers() const { return leftovers_; }
+
+protected:
+  TierResult putChecked(const std::string &key, std::string_view bytes) override {
+    if (TierResult fits = checkFits(key, bytes.size()); !fits.ok())
+      return fits;
     std::string final = pathOf(key);
     std::string tmp = final + ".tmp." + std::to_string(::getpid()) + "." +
                       std::to_string(seq_.fetch_add(1));
@@ -119,9 +125,8 @@ public:
       return w;
     }
     std::lock_guard<std::mutex> lock(mu_);
-    eraseIndexLocked(key);
-    while (bytes_ + int64_t(bytes.size()) > o_.capBytes && !lru_.empty())
-      evictLocked();
+    lru_.erase(key);
+    evictLocked(int64_t(bytes.size()));
     if (::rename(tmp.c_str(), final.c_str()) != 0) {
       int e = errno;
       ::unlink(tmp.c_str());
@@ -135,38 +140,29 @@ public:
         ::close(dfd);
       }
     }
-    lru_.push_front({key, int64_t(bytes.size())});
-    index_[key] = lru_.begin();
-    bytes_ += int64_t(bytes.size());
+    lru_.insert(key, int64_t(bytes.size()), {});
     return TierResult::success();
   }
 
-  TierGet get(const std::string &key) override {
+  TierGet getChecked(const std::string &key) override {
     TierGet g;
-    if (!validTierKey(key)) {
-      TierResult r = invalidTierKey(key);
-      g.fault = r.fault;
-      g.message = r.message;
-      return g;
-    }
     std::string path = pathOf(key);
     int64_t indexed = 0;
     {
       std::lock_guard<std::mutex> lock(mu_);
-      auto it = index_.find(key);
-      if (it == index_.end()) {
+      const auto *e = lru_.use(key);
+      if (!e) {
         g.fault = TierFault::NotFound;
         return g;
       }
-      lru_.splice(lru_.begin(), lru_, it->second);
-      indexed = it->second->second;
+      indexed = e->bytes;
     }
     int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
     if (fd < 0) {
       int e = errno;
       std::lock_guard<std::mutex> lock(mu_);
       if (e == ENOENT) { // evicted or removed meanwhile
-        eraseIndexLocked(key);
+        lru_.erase(key);
         g.fault = TierFault::NotFound;
       } else {
         g.fault = TierFault::Unavailable;
@@ -210,41 +206,12 @@ public:
     return g;
   }
 
-  TierResult contains(const std::string &key) override {
-    if (!validTierKey(key))
-      return invalidTierKey(key);
+  TierResult removeChecked(const std::string &key) override {
     std::lock_guard<std::mutex> lock(mu_);
-    return index_.count(key) ? TierResult::success()
-                             : TierResult::fail(TierFault::NotFound, "");
-  }
-
-  TierResult remove(const std::string &key) override {
-    if (!validTierKey(key))
-      return invalidTierKey(key);
-    std::lock_guard<std::mutex> lock(mu_);
-    if (index_.count(key)) {
-      eraseIndexLocked(key);
+    if (lru_.erase(key))
       ::unlink(pathOf(key).c_str());
-    }
     return TierResult::success();
   }
-
-  TierUsage usage() const override {
-    std::lock_guard<std::mutex> lock(mu_);
-    return {int64_t(index_.size()), bytes_, o_.capBytes, evictions_};
-  }
-
-  void touch(const std::string &key) override {
-    std::lock_guard<std::mutex> lock(mu_);
-    auto it = index_.find(key);
-    if (it == index_.end())
-      return;
-    lru_.splice(lru_.begin(), lru_, it->second);
-    struct timespec now[2] = {{0, UTIME_NOW}, {0, UTIME_NOW}};
-    ::utimensat(AT_FDCWD, pathOf(key).c_str(), now, 0);
-  }
-
-  int64_t leftovers() const { return leftovers_; }
 
 private:
   std::string pathOf(const std::string &key) const {
@@ -291,26 +258,13 @@ private:
     return TierResult::success();
   }
 
-  void eraseIndexLocked(const std::string &key) {
-    auto it = index_.find(key);
-    if (it == index_.end())
-      return;
-    bytes_ -= it->second->second;
-    lru_.erase(it->second);
-    index_.erase(it);
-  }
-  void evictLocked() {
-    std::string key = lru_.back().first;
-    ::unlink(pathOf(key).c_str());
-    eraseIndexLocked(key);
-    ++evictions_;
+  /// Evicts (files and entries) until `incoming` more bytes fit the cap.
+  void evictLocked(int64_t incoming) {
+    lru_.evictFor(incoming, [this](const auto &e) { ::unlink(pathOf(e.key).c_str()); });
   }
 
   DiskTierOptions o_;
-  mutable std::mutex mu_;
-  std::list<std::pair<std::string, int64_t>> lru_; // front: most recent
-  std::unordered_map<std::string, std::list<std::pair<std::string, int64_t>>::iterator> index_;
-  int64_t bytes_ = 0, evictions_ = 0, leftovers_ = 0;
+  int64_t leftovers_ = 0;
   std::atomic<uint64_t> seq_{0};
 };
 

@@ -11,6 +11,8 @@
 
 #include "poolrt/Tier.h"
 
+#include "TierBackends.h"
+
 #include <hiredis/hiredis.h>
 
 #include <cerrno>
@@ -18,6 +20,7 @@
 #include <chrono>
 #include <cstdlib>
 #include <cstring>
+#include <memory>
 
 namespace poolrt {
 
@@ -72,7 +75,15 @@ Result<RedisUrl> parseRedisUrl(const std::string &url) {
   return u;
 }
 
-class RedisTier final : public TierBackend {
+/// A reply, freed when it goes (or when the last TierBytes sharing it does).
+struct ReplyFree {
+  void operator()(redisReply *r) const { freeReplyObject(r); }
+};
+using Reply = std::unique_ptr<redisReply, ReplyFree>;
+
+std::string textOf(const redisReply &r) { return std::string(r.str, r.len); }
+
+class RedisTier final : public KeyCheckedBackend {
 public:
   RedisTier(RedisUrl u, int64_t timeoutMs) : u_(std::move(u)), timeoutMs_(timeoutMs) {}
   ~RedisTier() override {
@@ -81,102 +92,70 @@ public:
   }
   std::string name() const override { return "redis"; }
   bool local() const override { return false; }
-
-  TierResult put(const std::string &key, std::string_view bytes) override {
-    if (!validTierKey(key))
-      return invalidTierKey(key);
-    std::lock_guard<std::mutex> lock(mu_);
-    redisReply *r = nullptr;
-    TierResult s = command(r, "SET %b %b", key.data(), key.size(), bytes.data(), bytes.size());
-    if (!s.ok())
-      return s;
-    TierResult out = TierResult::success();
-    if (r->type == REDIS_REPLY_ERROR) {
-      std::string m(r->str, r->len);
-      // OOM under maxmemory with a noeviction policy: the store did not fit.
-      out = TierResult::fail(m.rfind("OOM", 0) == 0 ? TierFault::Full : TierFault::Unavailable,
-                             "redis tier: SET " + key + ": " + m);
-    }
-    freeReplyObject(r);
-    return out;
-  }
-
-  TierGet get(const std::string &key) override {
-    TierGet g;
-    if (!validTierKey(key)) {
-      TierResult r = invalidTierKey(key);
-      g.fault = r.fault;
-      g.message = r.message;
-      return g;
-    }
-    std::lock_guard<std::mutex> lock(mu_);
-    redisReply *r = nullptr;
-    TierResult s = command(r, "GET %b", key.data(), key.size());
-    if (!s.ok()) {
-      g.fault = s.fault;
-      g.message = s.message;
-      return g;
-    }
-    if (r->type == REDIS_REPLY_STRING) {
-      // The reply owns the bytes: the object refers to it, no copy.
-      std::shared_ptr<const void> owner(r, [](const void *p) {
-        freeReplyObject(const_cast<void *>(p));
-      });
-      g.bytes = TierBytes(std::move(owner), r->str, r->len);
-      return g;
-    } else if (r->type == REDIS_REPLY_NIL)
-      g.fault = TierFault::NotFound;
-    else {
-      g.fault = TierFault::Unavailable;
-      g.message = "redis tier: GET " + key + ": " +
-                  (r->type == REDIS_REPLY_ERROR ? std::string(r->str, r->len)
-                                                : std::string("unexpected reply type"));
-    }
-    freeReplyObject(r);
-    return g;
-  }
-
-  TierResult contains(const std::string &key) override {
-    if (!validTierKey(key))
-      return invalidTierKey(key);
-    std::lock_guard<std::mutex> lock(mu_);
-    redisReply *r = nullptr;
-    TierResult s = command(r, "EXISTS %b", key.data(), key.size());
-    if (!s.ok())
-      return s;
-    TierResult out = r->type == REDIS_REPLY_INTEGER && r->integer > 0
-                         ? TierResult::success()
-                         : TierResult::fail(TierFault::NotFound, "");
-    if (r->type == REDIS_REPLY_ERROR)
-      out = TierResult::fail(TierFault::Unavailable,
-                             "redis tier: EXISTS: " + std::string(r->str, r->len));
-    else if (r->type != REDIS_REPLY_INTEGER)
-      out = TierResult::fail(TierFault::Unavailable, "redis tier: EXISTS: unexpected reply type");
-    freeReplyObject(r);
-    return out;
-  }
-
-  TierResult remove(const std::string &key) override {
-    if (!validTierKey(key))
-      return invalidTierKey(key);
-    std::lock_guard<std::mutex> lock(mu_);
-    redisReply *r = nullptr;
-    TierResult s = command(r, "DEL %b", key.data(), key.size());
-    if (!s.ok())
-      return s;
-    TierResult out = r->type == REDIS_REPLY_ERROR
-                         ? TierResult::fail(TierFault::Unavailable,
-                                            "redis tier: DEL " + key + ": " +
-                                                std::string(r->str, r->len))
-                         : TierResult::success();
-    freeReplyObject(r);
-    return out;
-  }
-
   TierUsage usage() const override { return {}; }
 
   /// Connects now (openRedisTier fails early on a bad password or a dead
   /// server, and a later call reconnects).
+  TierResult connect() {
+    std::lock_guard<std::mutex> lock(mu_);
+    return connectLocked();
+  }
+
+protected:
+  TierResult putChecked(const std::string &key, std::string_view bytes) override {
+    Reply r;
+    TierResult s = run(r, "SET %b %b", key.data(), key.size(), bytes.data(), bytes.size());
+    if (!s.ok() || r->type != REDIS_REPLY_ERROR)
+      return s;
+    std::string m = textOf(*r);
+    // OOM under maxmemory with a noeviction policy: the store did not fit.
+    return TierResult::fail(m.rfind("OOM", 0) == 0 ? TierFault::Full : TierFault::Unavailable,
+                            "redis tier: SET " + key + ": " + m);
+  }
+
+  TierGet getChecked(const std::string &key) override {
+    Reply r;
+    TierResult s = run(r, "GET %b", key.data(), key.size());
+    if (!s.ok())
+      return tierGetFailure(s);
+    TierGet g;
+    if (r->type == REDIS_REPLY_STRING) {
+      // The reply owns the bytes: the object refers to it, no copy.
+      const char *data = r->str;
+      size_t size = r->len;
+      g.bytes = TierBytes(std::shared_ptr<const void>(std::move(r)), data, size);
+    } else if (r->type == REDIS_REPLY_NIL) {
+      g.fault = TierFault::NotFound;
+    } else {
+      g.fault = TierFault::Unavailable;
+      g.message = "redis tier: GET " + key + ": " +
+                  (r->type == REDIS_REPLY_ERROR ? textOf(*r)
+                                                : std::string("unexpected reply type"));
+    }
+    return g;
+  }
+
+  TierResult containsChecked(const std::string &key) override {
+    Reply r;
+    TierResult s = run(r, "EXISTS %b", key.data(), key.size());
+    if (!s.ok())
+      return s;
+    if (r->type == REDIS_REPLY_ERROR)
+      return TierResult::fail(TierFault::Unavailable, "redis tier: EXISTS: " + textOf(*r));
+    if (r->type != REDIS_REPLY_INTEGER)
+      return TierResult::fail(TierFault::Unavailable, "redis tier: EXISTS: unexpected reply type");
+    return r->integer > 0 ? TierResult::success() : TierResult::fail(TierFault::NotFound, "");
+  }
+
+  TierResult removeChecked(const std::string &key) override {
+    Reply r;
+    TierResult s = run(r, "DEL %b", key.data(), key.size());
+    if (!s.ok() || r->type != REDIS_REPLY_ERROR)
+      return s;
+    return TierResult::fail(TierFault::Unavailable, "redis tier: DEL " + key + ": " + textOf(*r));
+  }
+
+private:
   TierResult connectLocked() {
     if (ctx_)
       return TierResult::success();
@@ -193,37 +172,26 @@ public:
     }
     redisSetTimeout(c, tv);
     ctx_ = c;
-    if (!u_.password.empty()) {
-      redisReply *r = nullptr;
-      TierResult s = raw(r, "AUTH %b", u_.password.data(), u_.password.size());
-      if (!s.ok())
-        return s;
-      bool ok = r->type != REDIS_REPLY_ERROR;
-      std::string m = ok ? "" : std::string(r->str, r->len);
-      freeReplyObject(r);
-      if (!ok) {
-        drop();
-        return TierResult::fail(TierFault::Unavailable, where() + ": AUTH refused: " + m);
-      }
-    }
-    if (u_.db != 0) {
-      redisReply *r = nullptr;
-      TierResult s = raw(r, "SELECT %d", u_.db);
-      if (!s.ok())
-        return s;
-      bool ok = r->type != REDIS_REPLY_ERROR;
-      std::string m = ok ? "" : std::string(r->str, r->len);
-      freeReplyObject(r);
-      if (!ok) {
-        drop();
-        return TierResult::fail(TierFault::Unavailable, where() + ": SELECT refused: " + m);
-      }
-    }
-    return TierResult::success();
+    TierResult s = TierResult::success();
+    if (!u_.password.empty())
+      s = handshake("AUTH", "AUTH %b", u_.password.data(), u_.password.size());
+    if (s.ok() && u_.db != 0)
+      s = handshake("SELECT", "SELECT %d", u_.db);
+    return s;
   }
-  std::mutex mu_;
-
-private:
+  /// One command of a new connection's setup (AUTH, SELECT): one the
+  /// server refuses drops the connection.
+  template <typename... A>
+  TierResult handshake(const char *verb, const char *fmt, A... args) {
+    Reply r;
+    TierResult s = raw(r, fmt, args...);
+    if (!s.ok() || r->type != REDIS_REPLY_ERROR)
+      return s;
+    std::string m = textOf(*r);
+    r.reset();
+    drop();
+    return TierResult::fail(TierFault::Unavailable, where() + ": " + verb + " refused: " + m);
+  }
   std::string where() const {
     return "redis tier " + u_.host + ":" + std::to_string(u_.port);
   }
@@ -234,7 +202,7 @@ private:
   }
   /// One command on the open connection; on an I/O error or timeout the
   /// connection is dropped (its state is unknown) and Unavailable returned.
-  template <typename... A> TierResult raw(redisReply *&out, const char *fmt, A... args) {
+  template <typename... A> TierResult raw(Reply &out, const char *fmt, A... args) {
     void *rep = redisCommand(ctx_, fmt, args...);
     if (!rep) {
       std::string m = where() + ": " + (ctx_->err ? std::string(ctx_->errstr) : "no reply");
@@ -243,12 +211,12 @@ private:
       drop();
       return TierResult::fail(TierFault::Unavailable, m);
     }
-    out = static_cast<redisReply *>(rep);
+    out.reset(static_cast<redisReply *>(rep));
     return TierResult::success();
   }
   /// After a failure the server is left alone for a second: a dead or
   /// silent Redis costs one timeout a second, not one per object.
-  template <typename... A> TierResult command(redisReply *&out, const char *fmt, A... args) {
+  template <typename... A> TierResult command(Reply &out, const char *fmt, A... args) {
     auto now = std::chrono::steady_clock::now();
     if (now < downUntil_)
       return TierResult::fail(TierFault::Unavailable, lastFailure_ + " (not retried yet)");
@@ -261,9 +229,16 @@ private:
     }
     return c;
   }
+  /// What every operation does with the connection: one command under its
+  /// lock (the reply, once out, is the caller's alone).
+  template <typename... A> TierResult run(Reply &out, const char *fmt, A... args) {
+    std::lock_guard<std::mutex> lock(mu_);
+    return command(out, fmt, args...);
+  }
+
+  std::mutex mu_; // the connection and the fields below
   std::chrono::steady_clock::time_point downUntil_{};
   std::string lastFailure_;
-
   RedisUrl u_;
   int64_t timeoutMs_;
   redisContext *ctx_ = nullptr;
@@ -282,12 +257,8 @@ Result<std::unique_ptr<TierBackend>> openRedisTier(const RedisTierOptions &o) {
   if (o.timeoutMs < 1)
     return Error::invalid("redis tier: the timeout must be at least 1 ms");
   auto t = std::make_unique<RedisTier>(u.take(), o.timeoutMs);
-  {
-    std::lock_guard<std::mutex> lock(t->mu_);
-    TierResult c = t->connectLocked();
-    if (!c.ok())
-      return Error{ErrorKind::State, c.message};
-  }
+  if (TierResult c = t->connect(); !c.ok())
+    return Error{ErrorKind::State, c.message};
   return std::unique_ptr<TierBackend>(std::move(t));
 }
 

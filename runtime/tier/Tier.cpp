@@ -2,6 +2,10 @@
 
 #include "poolrt/Tier.h"
 
+#include "poolrt/ByteSize.h"
+
+#include "TierBackends.h"
+
 #include "poolrt/SolvedLayout.h"
 
 #include <xxhash.h>
@@ -11,10 +15,8 @@
 #include <climits>
 #include <cstdlib>
 #include <cstring>
-#include <list>
 #include <map>
 #include <ostream>
-#include <unordered_map>
 
 namespace poolrt {
 
@@ -113,6 +115,22 @@ bool validTierKey(const std::string &key) {
 TierResult invalidTierKey(const std::string &key) {
   return TierResult::fail(TierFault::Invalid, "tier key '" + key.substr(0, 64) +
                                                   "' is not 1-200 of [A-Za-z0-9/.-]");
+}
+
+TierResult KeyCheckedBackend::put(const std::string &key, std::string_view bytes) {
+  return validTierKey(key) ? putChecked(key, bytes) : invalidTierKey(key);
+}
+
+TierGet KeyCheckedBackend::get(const std::string &key) {
+  return validTierKey(key) ? getChecked(key) : tierGetFailure(invalidTierKey(key));
+}
+
+TierResult KeyCheckedBackend::contains(const std::string &key) {
+  return validTierKey(key) ? containsChecked(key) : invalidTierKey(key);
+}
+
+TierResult KeyCheckedBackend::remove(const std::string &key) {
+  return validTierKey(key) ? removeChecked(key) : invalidTierKey(key);
 }
 
 namespace {
@@ -319,24 +337,33 @@ private:
   int64_t freeBytes_ = 0;
 };
 
-class HostTier final : public TierBackend {
+/// What the host tier keeps beside each key and size.
+struct HostObject {
+  std::shared_ptr<char> buf; // shared with the TierGets that read it
+  bool intact = false;       // tierObjectIntact when stored
+};
+
+class HostTier final : public ByteCappedBackend<HostObject> {
 public:
   HostTier(int64_t cap, std::shared_ptr<TierHostMemory> memory)
-      : cap_(cap), buffers_(std::make_shared<HostBuffers>(std::move(memory), cap / 8)) {}
+      : ByteCappedBackend(cap),
+        buffers_(std::make_shared<HostBuffers>(std::move(memory), cap / 8)) {}
   std::string name() const override { return "host"; }
 
-  TierResult put(const std::string &key, std::string_view bytes) override {
-    if (!validTierKey(key))
-      return invalidTierKey(key);
-    if (int64_t(bytes.size()) > cap_)
-      return TierResult::fail(TierFault::TooLarge,
-                              "host tier: object " + key + " of " +
-                                  std::to_string(bytes.size()) +
-                                  " B exceeds the cap of " + std::to_string(cap_) + " B");
+  void touch(const std::string &key) override {
+    std::lock_guard<std::mutex> lock(mu_);
+    lru_.use(key);
+  }
+
+protected:
+  TierResult putChecked(const std::string &key, std::string_view bytes) override {
+    if (TierResult fits = checkFits(key, bytes.size()); !fits.ok())
+      return fits;
+    int64_t size = int64_t(bytes.size());
     {
       // Room first, so the buffer of what is evicted can be reused below.
       std::lock_guard<std::mutex> lock(mu_);
-      evictLocked(int64_t(bytes.size()));
+      lru_.evictFor(size);
     }
     std::shared_ptr<char> buf = buffers_->take(bytes.size());
     if (!buf)
@@ -345,90 +372,33 @@ public:
     std::memcpy(buf.get(), bytes.data(), bytes.size());
     bool intact = tierObjectIntact(bytes); // off the lock: a hash of the whole object
     std::lock_guard<std::mutex> lock(mu_);
-    eraseLocked(key);
-    evictLocked(int64_t(bytes.size()));
-    lru_.push_front(Entry{key, std::move(buf), bytes.size(), intact});
-    index_[key] = lru_.begin();
-    bytes_ += int64_t(bytes.size());
+    lru_.erase(key);
+    lru_.evictFor(size);
+    lru_.insert(key, size, HostObject{std::move(buf), intact});
     return TierResult::success();
   }
 
-  TierGet get(const std::string &key) override {
+  TierGet getChecked(const std::string &key) override {
     TierGet g;
-    if (!validTierKey(key)) {
-      TierResult r = invalidTierKey(key);
-      g.fault = r.fault;
-      g.message = r.message;
-      return g;
-    }
     std::lock_guard<std::mutex> lock(mu_);
-    auto it = index_.find(key);
-    if (it == index_.end()) {
+    const auto *e = lru_.use(key);
+    if (!e) {
       g.fault = TierFault::NotFound;
       return g;
     }
-    lru_.splice(lru_.begin(), lru_, it->second);
-    const Entry &e = *it->second;
-    g.bytes = TierBytes(e.buf, e.buf.get(), e.size);
-    g.verified = e.intact;
+    g.bytes = TierBytes(e->value.buf, e->value.buf.get(), size_t(e->bytes));
+    g.verified = e->value.intact;
     return g;
   }
 
-  TierResult contains(const std::string &key) override {
-    if (!validTierKey(key))
-      return invalidTierKey(key);
+  TierResult removeChecked(const std::string &key) override {
     std::lock_guard<std::mutex> lock(mu_);
-    return index_.count(key) ? TierResult::success()
-                             : TierResult::fail(TierFault::NotFound, "");
-  }
-
-  TierResult remove(const std::string &key) override {
-    if (!validTierKey(key))
-      return invalidTierKey(key);
-    std::lock_guard<std::mutex> lock(mu_);
-    eraseLocked(key);
+    lru_.erase(key);
     return TierResult::success();
   }
 
-  TierUsage usage() const override {
-    std::lock_guard<std::mutex> lock(mu_);
-    return {int64_t(index_.size()), bytes_, cap_, evictions_};
-  }
-
-  void touch(const std::string &key) override {
-    std::lock_guard<std::mutex> lock(mu_);
-    auto it = index_.find(key);
-    if (it != index_.end())
-      lru_.splice(lru_.begin(), lru_, it->second);
-  }
-
 private:
-  struct Entry {
-    std::string key;
-    std::shared_ptr<char> buf; // shared with the TierGets that read it
-    size_t size = 0;
-    bool intact = false; // tierObjectIntact when stored
-  };
-  void eraseLocked(const std::string &key) {
-    auto it = index_.find(key);
-    if (it == index_.end())
-      return;
-    bytes_ -= int64_t(it->second->size);
-    lru_.erase(it->second);
-    index_.erase(it);
-  }
-  void evictLocked(int64_t incoming) {
-    while (bytes_ + incoming > cap_ && !lru_.empty()) {
-      eraseLocked(lru_.back().key);
-      ++evictions_;
-    }
-  }
-
-  mutable std::mutex mu_;
-  int64_t cap_ = 0, bytes_ = 0, evictions_ = 0;
   std::shared_ptr<HostBuffers> buffers_;
-  std::list<Entry> lru_; // front: most recent
-  std::unordered_map<std::string, std::list<Entry>::iterator> index_;
 };
 
 // --- stacking -----------------------------------------------------------------
@@ -517,23 +487,14 @@ private:
   std::vector<std::unique_ptr<TierBackend>> levels_;
 };
 
-std::optional<int64_t> parseSize(const std::string &t) {
-  size_t i = 0;
-  while (i < t.size() && std::isdigit(static_cast<unsigned char>(t[i])))
-    ++i;
-  if (i == 0 || i > 15)
+/// A tier's capacity: the one size grammar (poolrt/ByteSize.h), and more
+/// than nothing.
+std::optional<int64_t> parseCapacity(const std::string &t) {
+  std::string why;
+  std::optional<int64_t> n = parseByteSize(t, why);
+  if (!n || *n < 1)
     return std::nullopt;
-  int64_t n = std::strtoll(t.substr(0, i).c_str(), nullptr, 10);
-  std::string unit = t.substr(i);
-  int64_t mul = unit.empty() || unit == "B" ? 1
-                : unit == "KiB"            ? int64_t(1) << 10
-                : unit == "MiB"            ? int64_t(1) << 20
-                : unit == "GiB"            ? int64_t(1) << 30
-                : unit == "TiB"            ? int64_t(1) << 40
-                                           : 0;
-  if (mul == 0 || n < 1 || n > INT64_MAX / mul)
-    return std::nullopt;
-  return n * mul;
+  return n;
 }
 
 } // namespace
@@ -562,16 +523,16 @@ Result<std::unique_ptr<TierBackend>> openTier(const std::string &spec,
     std::string part = spec.substr(start, plus == std::string::npos ? std::string::npos
                                                                     : plus - start);
     auto bad = [&](const std::string &why) {
-      return Error::invalid("--tier '" + spec + "': '" + part + "': " + why);
+      return Error::invalid("tier spec '" + spec + "': '" + part + "': " + why);
     };
     if (part.rfind("host:", 0) == 0) {
-      auto cap = parseSize(part.substr(5));
+      auto cap = parseCapacity(part.substr(5));
       if (!cap)
         return bad("expected host:SIZE (4GiB, 512MiB, bytes)");
       levels.push_back(makeHostTier(*cap, hostMemory));
     } else if (part.rfind("disk:", 0) == 0) {
       size_t colon = part.rfind(':');
-      auto cap = colon > 5 ? parseSize(part.substr(colon + 1)) : std::nullopt;
+      auto cap = colon > 5 ? parseCapacity(part.substr(colon + 1)) : std::nullopt;
       if (!cap || colon <= 5)
         return bad("expected disk:DIR:SIZE");
       DiskTierOptions d;

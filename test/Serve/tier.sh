@@ -120,6 +120,12 @@ for bad in "host:" "disk:/proc/poolc-nope:1GiB" "ftp://x" "redis://127.0.0.1:1";
   elif ! grep -q "error:" "$WORK/bad.log"; then
     echo "--tier '$bad': no error message"; failed=1
   fi
+  # A malformed spec is named as the flag the user typed (the library says
+  # "tier spec", pool-serve maps it to its flag).
+  case "$bad" in host:|ftp://x)
+    grep -qF -- "--tier '$bad'" "$WORK/bad.log" ||
+      { echo "--tier '$bad': the error does not name the flag"; cat "$WORK/bad.log"; failed=1; } ;;
+  esac
 done
 fi
 

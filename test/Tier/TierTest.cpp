@@ -12,6 +12,8 @@
 #include "poolrt/Tier.h"
 #include "poolrt/TierTransfer.h"
 
+#include "ByteLru.h" // the tier's private LRU (runtime/tier)
+
 #include <gtest/gtest.h>
 
 #include <arpa/inet.h>
@@ -222,10 +224,20 @@ TEST_P(TierConformance, RefusesBadKeysBeforeTouchingAnything) {
   ASSERT_TRUE(t);
   for (const std::string &k : {std::string(""), std::string("a b"), std::string("../etc"),
                                std::string(300, 'k')}) {
-    EXPECT_EQ(t->put(k, "x").fault, TierFault::Invalid) << k;
-    EXPECT_EQ(t->get(k).fault, TierFault::Invalid) << k;
+    // One check, one message, whichever backend and operation.
+    const std::string why = invalidTierKey(k).message;
+    TierResult put = t->put(k, "x");
+    EXPECT_EQ(put.fault, TierFault::Invalid) << k;
+    EXPECT_EQ(put.message, why);
+    TierGet get = t->get(k);
+    EXPECT_EQ(get.fault, TierFault::Invalid) << k;
+    EXPECT_EQ(get.message, why);
     EXPECT_EQ(t->contains(k).fault, TierFault::Invalid) << k;
+    EXPECT_EQ(t->contains(k).message, why);
+    EXPECT_EQ(t->remove(k).fault, TierFault::Invalid) << k;
+    EXPECT_EQ(t->remove(k).message, why);
   }
+  EXPECT_EQ(t->usage().objects, 0);
 }
 
 TEST_P(TierConformance, ConcurrentStoresAndLoadsKeepEveryObjectWhole) {
@@ -310,6 +322,88 @@ std::vector<Backend> cappedBackends() {
 
 INSTANTIATE_TEST_SUITE_P(Backends, CappedTierConformance, ::testing::ValuesIn(cappedBackends()),
                          backendName);
+
+// --- the byte-capped LRU the host and disk tiers share ------------------------
+
+using Lru = ByteLru<std::string, int>;
+
+std::vector<std::string> evictAll(Lru &lru, int64_t incoming) {
+  std::vector<std::string> gone;
+  lru.evictFor(incoming, [&](const Lru::Entry &e) { gone.push_back(e.key); });
+  return gone;
+}
+
+TEST(ByteLru, EvictsTheLeastRecentlyUsedByBytesNotByCount) {
+  Lru lru(100);
+  lru.insert("a", 60, 1);
+  lru.insert("b", 10, 2);
+  lru.insert("c", 10, 3);
+  EXPECT_EQ(lru.bytes(), 80);
+  EXPECT_TRUE(evictAll(lru, 20).empty()); // 80 + 20 fits exactly
+  // 80 + 30 does not: the oldest goes, and with its 60 bytes that is enough.
+  EXPECT_EQ(evictAll(lru, 30), std::vector<std::string>({"a"}));
+  EXPECT_EQ(lru.bytes(), 20);
+  EXPECT_EQ(lru.evictions(), 1);
+  EXPECT_EQ(lru.keys(), std::vector<std::string>({"c", "b"}));
+  // Small entries go oldest first, as many as it takes.
+  lru.insert("d", 5, 4);
+  EXPECT_EQ(evictAll(lru, 90), std::vector<std::string>({"b", "c"}));
+  EXPECT_EQ(lru.keys(), std::vector<std::string>({"d"}));
+  EXPECT_EQ(lru.evictions(), 3);
+}
+
+TEST(ByteLru, UseAndReinsertMoveAKeyToTheMostRecentEnd) {
+  Lru lru(90);
+  for (const char *k : {"a", "b", "c"})
+    lru.insert(k, 30, 0);
+  const Lru::Entry *a = lru.use("a");
+  ASSERT_NE(a, nullptr);
+  EXPECT_EQ(a->bytes, 30);
+  EXPECT_EQ(lru.use("zz"), nullptr); // nothing to use: nothing moves
+  EXPECT_EQ(lru.keys(), std::vector<std::string>({"a", "c", "b"}));
+  // Re-inserting replaces the entry's size and value and makes it the
+  // most recent: one entry of the key, never two.
+  lru.insert("b", 40, 7);
+  EXPECT_EQ(lru.keys(), std::vector<std::string>({"b", "a", "c"}));
+  EXPECT_EQ(lru.size(), 3u);
+  EXPECT_EQ(lru.bytes(), 100);
+  EXPECT_EQ(lru.use("b")->value, 7);
+  // Now over the cap: even nothing incoming evicts down to it, oldest first.
+  EXPECT_EQ(evictAll(lru, 0), std::vector<std::string>({"c"}));
+  EXPECT_EQ(lru.bytes(), 70);
+}
+
+TEST(ByteLru, EraseIsNotAnEvictionAndTheOrderCanBeRebuiltFromTheNewest) {
+  Lru lru(1000);
+  // A restart's rebuild: the newest first, each next one older.
+  for (const char *k : {"new", "mid", "old"})
+    lru.insertLeastRecent(k, 100, 0);
+  EXPECT_EQ(lru.keys(), std::vector<std::string>({"new", "mid", "old"}));
+  EXPECT_TRUE(lru.erase("mid"));
+  EXPECT_FALSE(lru.erase("mid"));
+  EXPECT_FALSE(lru.contains("mid"));
+  EXPECT_EQ(lru.bytes(), 200);
+  EXPECT_EQ(lru.evictions(), 0);
+  EXPECT_EQ(evictAll(lru, 850), std::vector<std::string>({"old"}));
+  EXPECT_EQ(lru.evictions(), 1);
+}
+
+TEST(ByteLru, AnEntryLargerThanTheCapEmptiesItAndIsTheNextToGo) {
+  // The backends refuse such an object (TooLarge) before the LRU sees it;
+  // the LRU itself makes what room there is and no more.
+  Lru lru(100);
+  lru.insert("a", 50, 1);
+  lru.insert("b", 50, 2);
+  EXPECT_EQ(evictAll(lru, 150), std::vector<std::string>({"a", "b"}));
+  EXPECT_TRUE(lru.empty());
+  EXPECT_EQ(lru.bytes(), 0);
+  lru.insert("big", 150, 3);
+  EXPECT_EQ(lru.bytes(), 150);
+  EXPECT_EQ(evictAll(lru, 0), std::vector<std::string>({"big"}));
+  EXPECT_EQ(lru.bytes(), 0);
+  EXPECT_EQ(lru.evictions(), 3);
+  EXPECT_TRUE(evictAll(lru, 1000).empty()); // nothing left to evict
+}
 
 // --- disk faults ------------------------------------------------------------------
 
