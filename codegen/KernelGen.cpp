@@ -10,6 +10,8 @@
 
 #include "codegen/KernelGen.h"
 
+#include "poolrt/Checked.h"
+
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/ControlFlow/IR/ControlFlow.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -182,7 +184,7 @@ struct Emitter {
       rows.append({s.srcOff, s.srcStride, s.dstOff, s.dstStride, s.bytes,
                    idIndex(k, s, true), idIndex(k, s, false), runTiles ? tiles : total});
       total += nvec;
-      tiles += (nvec + tile - 1) / tile;
+      tiles += poolrt::ceilDiv(nvec, tile);
     }
     int64_t n = int64_t(rows.size()) / kSegmentRow;
     if (n == 0)
@@ -376,7 +378,7 @@ struct Emitter {
   template <typename Field, typename CopyRows>
   void emitTileWalk(int64_t n, int64_t total, Field &field, CopyRows &copyRows) {
     int64_t tile = std::max<int64_t>(1, k.tileVectors);
-    int64_t tiles = (total + tile - 1) / tile;
+    int64_t tiles = poolrt::ceilDiv(total, tile);
     auto advance = [&](Value from, Value x) { return advanceRow(n, field, from, x); };
     auto loop = scf::ForOp::create(b, loc, blockX, c64(tiles), gridX, ValueRange{c64(0)});
     OpBuilder::InsertionGuard guard(b);

@@ -8,6 +8,8 @@
 #include "codegen/KernelSpec.h"
 #include "dialects/Pool/IR/PoolOps.h"
 
+#include "poolrt/Checked.h"
+
 #include <algorithm>
 #include <numeric>
 
@@ -88,7 +90,7 @@ KernelSpec scatterOf(const KernelSpec &gather, StringRef name, StringRef kind) {
 KernelSpec imageStoreOf(const KernelSpec &image, const KernelSpec &unit,
                         int64_t numBlocks) {
   int64_t unitBytes = unit.itemBytes;
-  int64_t units = (image.itemBytes + unitBytes - 1) / unitBytes;
+  int64_t units = poolrt::ceilDiv(image.itemBytes, unitBytes);
   KernelSpec k;
   k.name = "pool_image_store";
   k.kind = "image_store";

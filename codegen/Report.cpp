@@ -127,7 +127,7 @@ static poolrt::SolvedRowSpace rowSpaceOf(ModelOp model, RowSpaceOp rs) {
   out.entryRowRuns = runs(rs.getEntryRowRuns());
   out.imageBytes = image;
   if (pageBytes > 0)
-    out.unitsPerCheckpoint = (image + pageBytes - 1) / pageBytes;
+    out.unitsPerCheckpoint = poolrt::ceilDiv(image, pageBytes);
   out.numBlocks = opt(rs.getNumBlocks());
   out.numSlots = opt(rs.getNumSlots());
   out.planeRows = opt(rs.getPlaneRows());

@@ -63,7 +63,7 @@ Result<int64_t> tightPlaneRows(int64_t numBlocks, int64_t envelopeRows,
   auto blockRows = checkedMul(numBlocks, envelopeRows, "block rows");
   if (!blockRows)
     return blockRows.error();
-  int64_t blockSlots = (*blockRows + slotRows - 1) / slotRows;
+  int64_t blockSlots = ceilDiv(*blockRows, slotRows);
   auto slots = checkedAdd(numSlots, blockSlots, "plane slots");
   if (!slots)
     return slots.error();

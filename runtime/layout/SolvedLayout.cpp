@@ -903,7 +903,7 @@ int64_t launchGridX(const KernelInfo &k, int64_t items) {
   int64_t vecs = 0;
   for (const KernelSegment &seg : k.segments)
     vecs += std::max<int64_t>(0, seg.bytes) / vec;
-  int64_t perItem = (2112 + std::max<int64_t>(1, items) - 1) / std::max<int64_t>(1, items);
+  int64_t perItem = ceilDiv(2112, std::max<int64_t>(1, items));
   return std::max<int64_t>(1, std::min<int64_t>((vecs + 255) / 256, perItem));
 }
 

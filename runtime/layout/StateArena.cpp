@@ -312,7 +312,7 @@ planFieldPlanes(const std::vector<StateField> &fields,
       auto bytes = entryBytesFor(groupFields);
       if (!bytes)
         return bytes.error();
-      int64_t r = (*bytes + planeRowBytes[p] - 1) / planeRowBytes[p];
+      int64_t r = ceilDiv(*bytes, planeRowBytes[p]);
       if (r > rows)
         rows = r;
     }

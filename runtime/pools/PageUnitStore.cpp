@@ -6,6 +6,8 @@
 
 #include "poolrt/PageUnitStore.h"
 
+#include "poolrt/Checked.h"
+
 #include <algorithm>
 
 namespace poolrt {
@@ -24,7 +26,8 @@ const char *checkpointStateName(CheckpointState s) {
 
 Result<PagedStateCheckpointSpec>
 PagedStateCheckpointSpec::create(int64_t pageUnitBytes, int64_t slotBytes,
-                                 std::string layoutId, int64_t imageBytes) {
+                                 std::string layoutId, int64_t imageBytes,
+                                 std::optional<int64_t> unitsPerCheckpoint) {
   const std::pair<const char *, int64_t> sizes[] = {
       {"page_unit_bytes", pageUnitBytes},
       {"slot_bytes", slotBytes},
@@ -38,7 +41,16 @@ PagedStateCheckpointSpec::create(int64_t pageUnitBytes, int64_t slotBytes,
                           " a slot holds");
   if (layoutId.empty())
     return Error::invalid("paged state checkpoints need a non-empty layout id");
+  int64_t units = ceilDiv(imageBytes, pageUnitBytes);
+  if (unitsPerCheckpoint && *unitsPerCheckpoint != units)
+    return Error::invalid("units_per_checkpoint " +
+                          std::to_string(*unitsPerCheckpoint) +
+                          " is not the " + std::to_string(units) +
+                          " PAGE units of " + std::to_string(pageUnitBytes) +
+                          " B that an image of " + std::to_string(imageBytes) +
+                          " B spans");
   PagedStateCheckpointSpec s;
+  s.unitsPerCheckpoint_ = units;
   s.pageUnitBytes_ = pageUnitBytes;
   s.slotBytes_ = slotBytes;
   s.imageBytes_ = imageBytes;

@@ -7,6 +7,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "poolrt/serve/Trace.h"
+#include "poolrt/Checked.h"
 #include "poolrt/serve/Mix.h"
 
 #include <nlohmann/json.hpp>
@@ -86,7 +87,7 @@ Result<TraceRequest> mooncakeLine(const std::string &text,
   auto ids = o.find("hash_ids");
   if (ids == o.end() || !ids->is_array())
     return lineError(source, line, "'hash_ids' must be an array");
-  int64_t want = (input + kMooncakeTokensPerHash - 1) / kMooncakeTokensPerHash;
+  int64_t want = ceilDiv(input, kMooncakeTokensPerHash);
   if (int64_t(ids->size()) != want)
     return lineError(source, line,
                      "'hash_ids' has " + std::to_string(ids->size()) +

@@ -1135,6 +1135,20 @@ TEST(PageUnitStore, SpecPricesUnitsOffTheImage) {
             "image_bytes must be a positive integer");
 }
 
+// An artifact's units_per_checkpoint is read, not derived again: the count
+// the image spans is taken, any other is refused (a crafted manifest).
+TEST(PageUnitStore, SpecTakesTheManifestsUnitsOnlyWhenTheImageSpansThem) {
+  auto read = PagedStateCheckpointSpec::create(10, 25, "l", 21, 3);
+  ASSERT_TRUE(read.ok());
+  EXPECT_EQ(read->unitsPerCheckpoint(), 3);
+  auto fewer = PagedStateCheckpointSpec::create(10, 25, "l", 21, 2);
+  ASSERT_FALSE(fewer.ok());
+  EXPECT_EQ(fewer.error().message,
+            "units_per_checkpoint 2 is not the 3 PAGE units of 10 B that an "
+            "image of 21 B spans");
+  EXPECT_FALSE(PagedStateCheckpointSpec::create(10, 25, "l", 21, 4).ok());
+}
+
 TEST(PageUnitStore, CopyingIsInvisibleUntilTheBatchRan) {
   StoreFixture f;
   auto op = f.store.beginStore(101, SlotIndex(3));

@@ -59,6 +59,14 @@ inline Result<int64_t> checkedAlignUp(int64_t n, int64_t align,
   return bumped / align * align;
 }
 
+/// ceil(a / b) for a >= 0 and b > 0 where a + b - 1 cannot overflow (the
+/// token, block and byte counts a layout has already bounded). The one
+/// ceiling division: nothing writes (a + b - 1) / b by hand.
+constexpr int64_t ceilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
+
+/// `a` rounded up to a multiple of `b`, under ceilDiv's preconditions.
+constexpr int64_t alignUp(int64_t a, int64_t b) { return ceilDiv(a, b) * b; }
+
 /// Floor division for a possibly negative numerator (Python's //).
 inline int64_t floorDiv(int64_t a, int64_t b) {
   int64_t q = a / b;

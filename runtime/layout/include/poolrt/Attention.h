@@ -19,6 +19,8 @@
 #ifndef POOLRT_ATTENTION_H
 #define POOLRT_ATTENTION_H
 
+#include "poolrt/Checked.h"
+
 #include <algorithm>
 #include <cstdint>
 #include <optional>
@@ -89,7 +91,7 @@ struct AttentionPattern {
   int64_t ringBlocks(int64_t margin, int64_t blockSize) const {
     if (!isWindow())
       return 0;
-    return (tokens - 1 + margin + blockSize - 1) / blockSize + 1;
+    return ceilDiv(tokens - 1 + margin, blockSize) + 1;
   }
 
   /// The blocks a window class reserves per running request: its ring plus
@@ -101,7 +103,7 @@ struct AttentionPattern {
     if (!isWindow())
       return 0;
     return ringBlocks(margin, blockSize) +
-           (forwardTokens + blockSize - 1) / blockSize;
+           ceilDiv(forwardTokens, blockSize);
   }
 
   /// Whether a prefix hit of `hitBlocks` blocks can resume this class:

@@ -83,22 +83,26 @@ using SlotIndex = detail::TypedId<struct SlotIndexTag, int32_t>;
 class PagedStateCheckpointSpec {
 public:
   /// InvalidArgument, in this order: any size < 1 ("<name> must be a positive
-  /// integer"), image_bytes > slot_bytes, an empty layout id.
-  static Result<PagedStateCheckpointSpec> create(int64_t pageUnitBytes,
-                                                 int64_t slotBytes,
-                                                 std::string layoutId,
-                                                 int64_t imageBytes);
+  /// integer"), image_bytes > slot_bytes, an empty layout id, and a given
+  /// units_per_checkpoint (the manifest's, as the compiler solved it) that
+  /// is not the units the image covers. Without one, the units are derived
+  /// (a spec built by hand).
+  static Result<PagedStateCheckpointSpec>
+  create(int64_t pageUnitBytes, int64_t slotBytes, std::string layoutId,
+         int64_t imageBytes,
+         std::optional<int64_t> unitsPerCheckpoint = std::nullopt);
   int64_t pageUnitBytes() const { return pageUnitBytes_; }
   int64_t slotBytes() const { return slotBytes_; }
   int64_t imageBytes() const { return imageBytes_; }
   const std::string &layoutId() const { return layoutId_; }
-  int64_t unitsPerCheckpoint() const {
-    return (imageBytes_ + pageUnitBytes_ - 1) / pageUnitBytes_;
-  }
+  /// The PAGE units one image spans (read from the artifact, not derived
+  /// again, when the spec came from one).
+  int64_t unitsPerCheckpoint() const { return unitsPerCheckpoint_; }
 
 private:
   PagedStateCheckpointSpec() = default; // only through create()
-  int64_t pageUnitBytes_ = 0, slotBytes_ = 0, imageBytes_ = 0;
+  int64_t pageUnitBytes_ = 0, slotBytes_ = 0, imageBytes_ = 0,
+          unitsPerCheckpoint_ = 0;
   std::string layoutId_;
 };
 
