@@ -537,6 +537,12 @@ void poolrt_cache_get_counters(const poolrt_cache *c, poolrt_cache_counters *out
   *out = poolrt_cache_counters{};
   if (!c)
     return;
+  // The C struct is ABI: a counter is a field by hand. The assert says so
+  // when CacheFunnel::describe or CacheStats::describe gains one.
+  static_assert(sizeof(poolrt_cache_counters) ==
+                    sizeof(int64_t) * (CacheFunnel::count() + CacheStats::count()),
+                "poolrt_cache_counters lacks a counter that CacheFunnel or "
+                "CacheStats describes");
   CacheFunnel f = c->manager->funnel();
   out->demands_recorded = f.demandsRecorded;
   out->demands_declined_no_room = f.demandsDeclinedNoRoom;

@@ -410,28 +410,15 @@ SlotIndex slotOf(const CheckpointRestoreOp &op) { return op.dstSlot; }
 
 py::dict funnelDict(const CacheFunnel &f) {
   py::dict d;
-  d["demands_recorded"] = f.demandsRecorded;
-  d["demands_declined_no_room"] = f.demandsDeclinedNoRoom;
-  d["chunks_cut_for_demand"] = f.chunksCutForDemand;
-  d["checkpoints_kept"] = f.fates.kept;
-  d["checkpoints_dropped"] = f.fates.dropped;
-  d["checkpoints_evicted"] = f.fates.evicted;
-  d["checkpoints_orphaned"] = f.fates.orphaned;
-  d["blocks_evicted"] = f.blocksEvicted;
+  CacheFunnel::describe(
+      [&](const CounterKey &k, auto get) { d[k.key] = get(f); });
   return d;
 }
 
 py::dict statsDict(const CacheStats &s) {
   py::dict d;
-  d["requests"] = s.requests;
-  d["full_tokens"] = s.fullTokens;
-  d["cached_tokens"] = s.cachedTokens;
-  d["wanted_tokens"] = s.wantedTokens;
-  d["compressed_tokens"] = s.compressedTokens;
-  d["hit"] = s.hit();
-  d["compressed_hit"] = s.compressedHit();
-  d["lost_to_checkpoint"] = s.lostToCheckpoint();
-  d["lost_unrecoverable"] = s.lostUnrecoverable();
+  CacheStats::describe([&](const CounterKey &k, auto get) { d[k.key] = get(s); });
+  s.describeRatios([&](const char *key, double v) { d[key] = v; });
   return d;
 }
 
@@ -460,54 +447,11 @@ py::dict mergedCounters(py::handle managers) {
   return d;
 }
 
-/// Needs StateTransfer bound first: its default argument is converted here.
-void bindCacheManager(py::module_ &m) {
-  m.def("merged_counters", &mergedCounters, py::arg("managers"),
-        "The prefix-cache statistics and the funnel of several managers (one per "
-        "rank) summed, rates derived from the sums: {ranks, stats, funnel}");
-  py::class_<CacheManager>(m, "CacheManager", R"doc(The KV-cache and state manager of one rank, shaped like vLLM's KVCacheManager.
-
-It owns the PAGE block pool (KV blocks of block_size tokens, shared by
-prefix hits through a hash index) and, for a stateful model, the STATE group
-pool (one group per live request, plus kept checkpoints) with its checkpoint
-ladder, so that a prefix hit on a stateful model resumes the exact state of
-the hit's last token.
-
-Build it from a compiled artifact (every count comes from there)::
-
-    m = poolrt.CacheManager.from_artifact("model.poolpack", interval=1024)
-
-The per-step protocol, each scheduling step:
-
-1. ``complete_previous_state_batch()``: the previous batch's state pins drain.
-2. Admission, per waiting request: ``adm = admission(r)``; when ``adm`` is
-   true, ``allocate(r, adm)`` takes the hit's blocks, fresh blocks for the
-   rest and a state group. ``r.num_cached_tokens = adm.hit_tokens``.
-3. Chunking: ``finalize_prefill_chunk(r, start, chunk)`` cuts a chunk to land
-   on a checkpoint the ladder demands (or widens it for a fork's room).
-4. ``take_state_maintenance_ops()``: the checkpoint copies to launch before
-   the forward (``arena.launch('image_store' / 'image_restore', ids)``); on
-   a fork model, a request whose ``fork_source`` is set reads its state from
-   there (``arena.launch('group_copy', [fork_source, group])``).
-5. The forward; then ``hash_blocks(r, n)`` publishes the full blocks of the
-   n new tokens (and keeps the checkpoints due), and
-   ``r.num_cached_tokens += n``.
-6. Decode: ``can_append`` / ``append_slots`` grow the block table.
-7. ``deallocate(r)`` when the request finishes: its published blocks stay
-   cached until evicted.
-
-``move_boundary`` re-splits the rows PAGE blocks and STATE slots share (a
-row-space model) and returns the byte moves to run. ``stats()`` and
-``funnel()`` are counters that merge across ranks by summation
-(``poolrt.merged_counters``).
-
-Units: tokens are token positions; blocks are PAGE blocks of block_size
-tokens (hash blocks are the same size); groups are STATE groups (slots).
-
-Errors are ``poolrt.Error`` subclasses with the C++ runtime's messages:
-``InvalidArgument`` (a bad value), ``InvalidId`` (an id this manager does not
-know), ``StateError`` (misuse of a request's life cycle), ``OutOfBlocks`` /
-``OutOfStateGroups`` (the pools ran dry).)doc")
+/// CacheManager(...) from explicit counts and CacheManager.from_artifact.
+/// Needs StateTransfer bound first: the constructor's default argument is
+/// converted here.
+void addCacheManagerConstructors(py::class_<CacheManager> &cls) {
+  cls
       .def(py::init(&makeCacheManager),
            py::arg("block_size"), py::arg("num_blocks"), py::arg("num_groups") = 0,
            py::arg("transfer") = StateTransfer::none(), py::arg("interval") = kDefaultCheckpointInterval,
@@ -549,7 +493,12 @@ know), ``StateError`` (misuse of a request's life cycle), ``OutOfBlocks`` /
          "    hash_scheme: 'xxh3' or 'xxh64' (see hash_block).\n\n"
          "Raises:\n"
          "    CorruptArtifact: the file does not read or verify.\n"
-         "    InvalidArgument: a negative interval, an unknown hash scheme.")
+         "    InvalidArgument: a negative interval, an unknown hash scheme.");
+}
+
+/// CacheManager.move_boundary: re-splitting a row space between PAGE and STATE.
+void addCacheManagerBoundaryMove(py::class_<CacheManager> &cls) {
+  cls
       .def("move_boundary", [](CacheManager &m, int64_t target, py::list live) {
         std::vector<Request *> ptrs;
         for (size_t i = 0; i < live.size(); ++i)
@@ -569,7 +518,13 @@ know), ``StateError`` (misuse of a request's life cycle), ``OutOfBlocks`` /
          "and ('slot_copy') before the next forward.\n\n"
          "Raises:\n"
          "    InvalidArgument: a target outside [0, slot_positions], a request "
-         "listed twice or not live.")
+         "listed twice or not live.");
+}
+
+/// CacheManager's read-only properties (the pools' sizes, the ladder) and
+/// its repr.
+void addCacheManagerProperties(py::class_<CacheManager> &cls) {
+  cls
       .def_property_readonly("hash_scheme",
                              [](const CacheManager &m) { return std::string(hashSchemeName(m.hashScheme())); },
                              "The prefix hashes' chain: 'xxh3' or 'xxh64'")
@@ -598,7 +553,13 @@ know), ``StateError`` (misuse of a request's life cycle), ``OutOfBlocks`` /
                std::to_string(m.groups()->numGroups()) + " groups free, transfer " +
                m.groups()->transfer().toWire();
         return s + ", interval " + std::to_string(m.interval()) + ">";
-      })
+      });
+}
+
+/// CacheManager's admission and a request's allocation life cycle:
+/// can_allocate, admission, allocate, hash_blocks, deallocate.
+void addCacheManagerAdmission(py::class_<CacheManager> &cls) {
+  cls
       // Requests through requestArg: a TypeError that names the argument.
       .def("can_allocate", [](CacheManager &m, py::object r) {
         return m.canAllocate(requestArg(r, "can_allocate: request"));
@@ -661,7 +622,14 @@ know), ``StateError`` (misuse of a request's life cycle), ``OutOfBlocks`` /
          "indexed).\n\n"
          "Raises:\n"
          "    StateError: the request is not allocated (freed twice, or never "
-         "allocated).")
+         "allocated).");
+}
+
+/// CacheManager's per-step protocol past admission: chunking on the checkpoint
+/// ladder, the state maintenance ops, the slot kernel ids, decode growth.
+/// Requests through requestArg, as in addCacheManagerAdmission.
+void addCacheManagerStepMethods(py::class_<CacheManager> &cls) {
+  cls
       .def("checkpoint_limit", [](const CacheManager &m, py::object r) {
         return m.checkpointLimit(requestArg(r, "checkpoint_limit: request"));
       }, py::arg("request"),
@@ -732,7 +700,14 @@ know), ``StateError`` (misuse of a request's life cycle), ``OutOfBlocks`` /
         check(m.appendSlots(requestArg(r, "append_slots: request"), total));
       }, py::arg("request"), py::arg("total_tokens"),
          "Grow the request's block table to hold total_tokens; takes nothing unless "
-         "it can take every block (OutOfBlocks)")
+         "it can take every block (OutOfBlocks)");
+}
+
+/// CacheManager's introspection: the prefix hashes, the funnel and the
+/// prefix-cache statistics (counters that merge across ranks).
+/// Requests through requestArg, as in addCacheManagerAdmission.
+void addCacheManagerCounters(py::class_<CacheManager> &cls) {
+  cls
       .def("prefix_hashes", [](const CacheManager &m, py::object r, int64_t n) {
         Request &req = requestArg(r, "prefix_hashes: request");
         if (n < 0 || n > req.numTokens() / m.blockSize())
@@ -754,6 +729,62 @@ know), ``StateError`` (misuse of a request's life cycle), ``OutOfBlocks`` /
            "the rates hit, compressed_hit, lost_to_checkpoint, lost_unrecoverable "
            "(fractions of full_tokens). The token counters merge across ranks by "
            "summation");
+}
+
+/// Needs StateTransfer bound first: its default argument is converted here.
+void bindCacheManager(py::module_ &m) {
+  m.def("merged_counters", &mergedCounters, py::arg("managers"),
+        "The prefix-cache statistics and the funnel of several managers (one per "
+        "rank) summed, rates derived from the sums: {ranks, stats, funnel}");
+  py::class_<CacheManager> cls(m, "CacheManager", R"doc(The KV-cache and state manager of one rank, shaped like vLLM's KVCacheManager.
+
+It owns the PAGE block pool (KV blocks of block_size tokens, shared by
+prefix hits through a hash index) and, for a stateful model, the STATE group
+pool (one group per live request, plus kept checkpoints) with its checkpoint
+ladder, so that a prefix hit on a stateful model resumes the exact state of
+the hit's last token.
+
+Build it from a compiled artifact (every count comes from there)::
+
+    m = poolrt.CacheManager.from_artifact("model.poolpack", interval=1024)
+
+The per-step protocol, each scheduling step:
+
+1. ``complete_previous_state_batch()``: the previous batch's state pins drain.
+2. Admission, per waiting request: ``adm = admission(r)``; when ``adm`` is
+   true, ``allocate(r, adm)`` takes the hit's blocks, fresh blocks for the
+   rest and a state group. ``r.num_cached_tokens = adm.hit_tokens``.
+3. Chunking: ``finalize_prefill_chunk(r, start, chunk)`` cuts a chunk to land
+   on a checkpoint the ladder demands (or widens it for a fork's room).
+4. ``take_state_maintenance_ops()``: the checkpoint copies to launch before
+   the forward (``arena.launch('image_store' / 'image_restore', ids)``); on
+   a fork model, a request whose ``fork_source`` is set reads its state from
+   there (``arena.launch('group_copy', [fork_source, group])``).
+5. The forward; then ``hash_blocks(r, n)`` publishes the full blocks of the
+   n new tokens (and keeps the checkpoints due), and
+   ``r.num_cached_tokens += n``.
+6. Decode: ``can_append`` / ``append_slots`` grow the block table.
+7. ``deallocate(r)`` when the request finishes: its published blocks stay
+   cached until evicted.
+
+``move_boundary`` re-splits the rows PAGE blocks and STATE slots share (a
+row-space model) and returns the byte moves to run. ``stats()`` and
+``funnel()`` are counters that merge across ranks by summation
+(``poolrt.merged_counters``).
+
+Units: tokens are token positions; blocks are PAGE blocks of block_size
+tokens (hash blocks are the same size); groups are STATE groups (slots).
+
+Errors are ``poolrt.Error`` subclasses with the C++ runtime's messages:
+``InvalidArgument`` (a bad value), ``InvalidId`` (an id this manager does not
+know), ``StateError`` (misuse of a request's life cycle), ``OutOfBlocks`` /
+``OutOfStateGroups`` (the pools ran dry).)doc");
+  addCacheManagerConstructors(cls);
+  addCacheManagerBoundaryMove(cls);
+  addCacheManagerProperties(cls);
+  addCacheManagerAdmission(cls);
+  addCacheManagerStepMethods(cls);
+  addCacheManagerCounters(cls);
 }
 
 } // namespace

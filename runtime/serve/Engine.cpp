@@ -1,6 +1,7 @@
 //===- Engine.cpp - The serving loop over a compiled artifact -------------===//
 
 #include "poolrt/serve/Engine.h"
+#include "poolrt/Checked.h"
 #include "poolrt/serve/Mix.h"
 
 #include "poolrt/BlockHash.h"
@@ -97,7 +98,7 @@ Result<std::unique_ptr<Engine>> Engine::create(const Artifact &artifact,
   e->device_ = &device;
   const SolvedLayout &L = e->layout_;
   if (options.numSpec < 0 || options.numSpec > L.geometry.specDepth)
-    return Error::invalid("--num-spec " + std::to_string(options.numSpec) +
+    return Error::invalid("num_spec " + std::to_string(options.numSpec) +
                           ": the artifact was compiled for " +
                           std::to_string(L.geometry.specDepth) +
                           " speculative tokens per step");
@@ -106,7 +107,7 @@ Result<std::unique_ptr<Engine>> Engine::create(const Artifact &artifact,
   if (options.maxBatchedTokens < 1)
     return Error::invalid("the token budget per step must be >= 1");
   if (options.maxNumSeqs < 0 || options.maxNumSeqs > L.inputs.maxNumSeqs)
-    return Error::invalid("--max-num-seqs " + std::to_string(options.maxNumSeqs) +
+    return Error::invalid("max_num_seqs " + std::to_string(options.maxNumSeqs) +
                           ": the artifact was compiled for at most " +
                           std::to_string(L.inputs.maxNumSeqs));
   if (options.maxModelLen < 0)
@@ -179,7 +180,7 @@ Result<std::unique_ptr<Engine>> Engine::create(const Artifact &artifact,
     int64_t bs = cfg->blockSize;
     int64_t chunk = options.tierChunkTokens > 0 ? options.tierChunkTokens
                     : e->cache_->interval() > 0 ? e->cache_->interval()
-                                                : (256 + bs - 1) / bs * bs;
+                                                : alignUp(256, bs);
     if (chunk % bs != 0)
       return Error::invalid("tier: the object size of " + std::to_string(chunk) +
                             " tokens is not a multiple of the block size " +
@@ -353,7 +354,7 @@ Status Engine::moveBoundaryIfNeeded() {
     // A request waits for a slot: take one slot's rows back if the blocks
     // can spare what the slot covers and what the waiting request needs.
     int64_t lost = std::max<int64_t>(0, numBlocks - g.blocksFor(numGroups + 1));
-    int64_t head = (waiting_.front()->req.numTokens() + blockSize_ - 1) / blockSize_;
+    int64_t head = ceilDiv(waiting_.front()->req.numTokens(), blockSize_);
     if (freeBlocks >= lost + head)
       target = numGroups + 1;
   } else if (freeGroups > 1 && freeBlocks < int64_t(running_.size()) + options_.numSpec) {
@@ -1064,7 +1065,7 @@ double ceilingHitRate(const Trace &trace, const std::vector<RequestOutcome> &out
       prompt = full[size_t(t.followUpOf)];
     prompt.insert(prompt.end(), t.prompt.begin(), t.prompt.end());
     int64_t n = int64_t(prompt.size());
-    int64_t candidates = std::max<int64_t>(0, (n + hbs - 1) / hbs - 1);
+    int64_t candidates = std::max<int64_t>(0, ceilDiv(n, hbs) - 1);
     std::optional<BlockHash> parent;
     int64_t blocks = 0;
     bool hitting = true;

@@ -286,7 +286,7 @@ void refusals(const Artifact &v4, const Artifact &llama) {
   o = ServeOptions();
   o.maxNumSeqs = 1 << 20;
   e = Engine::create(llama, **dev, o);
-  expect(!e.ok() && e.error().message.find("max-num-seqs") != std::string::npos,
+  expect(!e.ok() && e.error().message.find("max_num_seqs") != std::string::npos,
          "refused: more running requests than the artifact's max_num_seqs");
   o = ServeOptions();
   o.maxModelLen = 600;

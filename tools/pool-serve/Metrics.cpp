@@ -80,27 +80,6 @@ const std::vector<Family> &families() {
         {"state=\"cached\"", V(blocksIndexed)}}},
       {"state_groups", "gauge", "Per-request state groups.",
        {{"state=\"total\"", V(groupsTotal)}, {"state=\"free\"", V(groupsFree)}}},
-      {"checkpoints_total", "counter", "State checkpoints by fate.",
-       {{"fate=\"kept\"", V(funnel.fates.kept)},
-        {"fate=\"dropped\"", V(funnel.fates.dropped)},
-        {"fate=\"evicted\"", V(funnel.fates.evicted)},
-        {"fate=\"orphaned\"", V(funnel.fates.orphaned)}}},
-      {"checkpoint_demands_total", "counter",
-       "Checkpoint demands the ladder recorded or declined for want of room.",
-       {{"outcome=\"recorded\"", V(funnel.demandsRecorded)},
-        {"outcome=\"declined_no_room\"", V(funnel.demandsDeclinedNoRoom)}}},
-      {"chunks_cut_for_demand_total", "counter",
-       "Prefill chunks shortened to land on a demanded checkpoint.",
-       {{nullptr, V(funnel.chunksCutForDemand)}}},
-      {"blocks_evicted_total", "counter", "Cached blocks evicted from the index.",
-       {{nullptr, V(funnel.blocksEvicted)}}},
-      {"cache_tokens_total", "counter",
-       "Admitted prefill tokens: full, cached, wanted (had the checkpoints "
-       "existed) and compressed (in the index).",
-       {{"kind=\"full\"", V(stats.fullTokens)},
-        {"kind=\"cached\"", V(stats.cachedTokens)},
-        {"kind=\"wanted\"", V(stats.wantedTokens)},
-        {"kind=\"compressed\"", V(stats.compressedTokens)}}},
       {"state_maintenance_ops_total", "counter",
        "Generated-kernel launches that move state.",
        {{"op=\"image_store\"", V(imageStores)},
@@ -117,27 +96,45 @@ const std::vector<Family> &families() {
 
 #undef V
 
+/// The cache manager's counters as families, from their one description
+/// (CacheFunnel::describe, CacheStats::describe): members that share a
+/// family become its samples, in order.
+template <class Counters, class Member>
+void addDescribed(std::vector<Family> &out, Member member) {
+  Counters::describe([&](const poolrt::CounterKey &k, auto get) {
+    if (out.empty() || std::string(out.back().name) != k.family)
+      out.push_back({k.family, "counter", k.help, {}});
+    out.back().samples.push_back(
+        {k.label, [member, get](const EngineSnapshot &s) {
+           return int64_t(get(s.*member));
+         }});
+  });
+}
+
+/// Every family pool-serve exports: the engine's own, then the cache
+/// manager's described counters.
+const std::vector<Family> &allFamilies() {
+  static const std::vector<Family> list = [] {
+    std::vector<Family> all = families();
+    addDescribed<poolrt::CacheFunnel>(all, &EngineSnapshot::funnel);
+    addDescribed<poolrt::CacheStats>(all, &EngineSnapshot::stats);
+    return all;
+  }();
+  return list;
+}
+
 nlohmann::ordered_json cacheCounters(const EngineSnapshot &s) {
   nlohmann::ordered_json j;
-  j["requests"] = s.stats.requests;
-  j["full_tokens"] = s.stats.fullTokens;
-  j["cached_tokens"] = s.stats.cachedTokens;
-  j["wanted_tokens"] = s.stats.wantedTokens;
-  j["compressed_tokens"] = s.stats.compressedTokens;
-  j["demands_recorded"] = s.funnel.demandsRecorded;
-  j["demands_declined_no_room"] = s.funnel.demandsDeclinedNoRoom;
-  j["chunks_cut_for_demand"] = s.funnel.chunksCutForDemand;
-  j["checkpoints_kept"] = s.funnel.fates.kept;
+  poolrt::CacheStats::describe(
+      [&](const poolrt::CounterKey &k, auto get) { j[k.key] = get(s.stats); });
+  poolrt::CacheFunnel::describe(
+      [&](const poolrt::CounterKey &k, auto get) { j[k.key] = get(s.funnel); });
   j["blocks_total"] = s.blocksTotal;
   j["blocks_free"] = s.blocksFree;
   j["blocks_cached"] = s.blocksIndexed;
   j["blocks_held"] = s.blocksUsed;
   j["groups_total"] = s.groupsTotal;
   j["groups_free"] = s.groupsFree;
-  j["checkpoints_dropped"] = s.funnel.fates.dropped;
-  j["checkpoints_evicted"] = s.funnel.fates.evicted;
-  j["checkpoints_orphaned"] = s.funnel.fates.orphaned;
-  j["blocks_evicted"] = s.funnel.blocksEvicted;
   return j;
 }
 
@@ -145,7 +142,7 @@ nlohmann::ordered_json cacheCounters(const EngineSnapshot &s) {
 
 std::string prometheusText(const std::vector<EngineSnapshot> &ranks) {
   std::ostringstream out;
-  for (const Family &f : families()) {
+  for (const Family &f : allFamilies()) {
     out << "# HELP poolserve:" << f.name << " " << f.help << "\n"
         << "# TYPE poolserve:" << f.name << " " << f.type << "\n";
     for (size_t r = 0; r < ranks.size(); ++r)

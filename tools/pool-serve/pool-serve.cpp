@@ -32,6 +32,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstring>
 #include <cinttypes>
 #include <cstdio>
 #include <memory>
@@ -104,22 +105,14 @@ std::string summaryJson(const Args &a, const RankSet &set, const Trace &trace,
   j["hit_rate"] = hit;
   j["ceiling_hit_rate"] = ceiling;
   j["hit_vs_ceiling"] = ceiling > 0 ? hit / ceiling : 0.0;
-  j["cache_stats"] = {{"requests", s.stats.requests},
-                      {"full_tokens", s.stats.fullTokens},
-                      {"cached_tokens", s.stats.cachedTokens},
-                      {"wanted_tokens", s.stats.wantedTokens},
-                      {"compressed_tokens", s.stats.compressedTokens},
-                      {"compressed_hit", s.stats.compressedHit()},
-                      {"lost_to_checkpoint", s.stats.lostToCheckpoint()},
-                      {"lost_unrecoverable", s.stats.lostUnrecoverable()}};
-  j["funnel"] = {{"demands_recorded", s.funnel.demandsRecorded},
-                 {"demands_declined_no_room", s.funnel.demandsDeclinedNoRoom},
-                 {"chunks_cut_for_demand", s.funnel.chunksCutForDemand},
-                 {"checkpoints_kept", s.funnel.fates.kept},
-                 {"checkpoints_dropped", s.funnel.fates.dropped},
-                 {"checkpoints_evicted", s.funnel.fates.evicted},
-                 {"checkpoints_orphaned", s.funnel.fates.orphaned},
-                 {"blocks_evicted", s.funnel.blocksEvicted}};
+  // The counters' keys come from their one description (CacheManager.h).
+  nlohmann::ordered_json &stats = j["cache_stats"];
+  CacheStats::describe(
+      [&](const CounterKey &k, auto get) { stats[k.key] = get(s.stats); });
+  s.stats.describeRatios([&](const char *key, double v) { stats[key] = v; });
+  nlohmann::ordered_json &funnel = j["funnel"];
+  CacheFunnel::describe(
+      [&](const CounterKey &k, auto get) { funnel[k.key] = get(s.funnel); });
   j["preemptions"] = s.preemptions;
   j["steps"] = {{"prefill", s.prefillSteps}, {"decode", s.decodeSteps}};
   j["spec_decode"] = {{"draft_tokens", s.draftsOffered},
@@ -282,6 +275,26 @@ private:
   std::chrono::steady_clock::time_point last{};
 };
 
+/// The serving library names its own parameters in errors (ServeOptions'
+/// num_spec, max_num_seqs; openTier's tier spec); the command line says
+/// them as its flags.
+std::string asFlags(std::string msg) {
+  static const std::pair<const char *, const char *> kFlags[] = {
+      {"num_spec ", "--num-spec "},
+      {"max_num_seqs ", "--max-num-seqs "},
+      {"tier spec '", "--tier '"}};
+  for (const auto &[param, flag] : kFlags) {
+    size_t at = msg.find(param);
+    while (at != std::string::npos) {
+      bool word = at == 0 || msg[at - 1] == ' ';
+      if (word)
+        msg.replace(at, std::strlen(param), flag);
+      at = msg.find(param, at + (word ? std::strlen(flag) : 1));
+    }
+  }
+  return msg;
+}
+
 int replay(const Args &a) {
   auto artifact = readArtifactFile(a.artifact);
   if (!artifact.ok())
@@ -313,7 +326,7 @@ int replay(const Args &a) {
     return fail("--tier with --no-prefix-cache: the tier is keyed by the prefix hashes");
   auto ranks = RankSet::create(*artifact, a.device, o, a.ranks);
   if (!ranks.ok())
-    return fail(a.artifact + ": " + ranks.error().message);
+    return fail(a.artifact + ": " + asFlags(ranks.error().message));
   RankSet &set = **ranks;
   Engine &e = set.rank(0);
   TraceOptions to;

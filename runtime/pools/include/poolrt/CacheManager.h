@@ -241,6 +241,15 @@ struct CacheManagerConfig {
   int64_t windowMarginTokens = 0;
 };
 
+/// One counter's wire description, named once: `key` is what every writer
+/// calls it (the Python dicts, pool-serve's JSON summary and /cache_stats,
+/// the C API's field); `family` and `label` its Prometheus sample
+/// (`poolserve:<family>{rank, <label>}`, a null label: none); `help` the
+/// family's help text (the first member of a family gives it).
+struct CounterKey {
+  const char *key, *family, *label, *help;
+};
+
 /// Counters that merge across ranks by summation.
 struct CacheFunnel {
   int64_t demandsRecorded = 0;
@@ -249,15 +258,42 @@ struct CacheFunnel {
   CheckpointFates fates;
   int64_t blocksEvicted = 0;
 
+  /// The one description of the members: f(CounterKey, get) for each, where
+  /// get(funnel) is the member (const or not). Summation, every writer and
+  /// the metrics walk it; a new counter is a member and a line here.
+  template <class F> static constexpr void describe(F &&f) {
+    f(CounterKey{"demands_recorded", "checkpoint_demands_total", "outcome=\"recorded\"",
+                 "Checkpoint demands the ladder recorded or declined for want of room."},
+      [](auto &c) -> auto & { return c.demandsRecorded; });
+    f(CounterKey{"demands_declined_no_room", "checkpoint_demands_total",
+                 "outcome=\"declined_no_room\"", nullptr},
+      [](auto &c) -> auto & { return c.demandsDeclinedNoRoom; });
+    f(CounterKey{"chunks_cut_for_demand", "chunks_cut_for_demand_total", nullptr,
+                 "Prefill chunks shortened to land on a demanded checkpoint."},
+      [](auto &c) -> auto & { return c.chunksCutForDemand; });
+    f(CounterKey{"checkpoints_kept", "checkpoints_total", "fate=\"kept\"",
+                 "State checkpoints by fate."},
+      [](auto &c) -> auto & { return c.fates.kept; });
+    f(CounterKey{"checkpoints_dropped", "checkpoints_total", "fate=\"dropped\"", nullptr},
+      [](auto &c) -> auto & { return c.fates.dropped; });
+    f(CounterKey{"checkpoints_evicted", "checkpoints_total", "fate=\"evicted\"", nullptr},
+      [](auto &c) -> auto & { return c.fates.evicted; });
+    f(CounterKey{"checkpoints_orphaned", "checkpoints_total", "fate=\"orphaned\"", nullptr},
+      [](auto &c) -> auto & { return c.fates.orphaned; });
+    f(CounterKey{"blocks_evicted", "blocks_evicted_total", nullptr,
+                 "Cached blocks evicted from the index."},
+      [](auto &c) -> auto & { return c.blocksEvicted; });
+  }
+
+  /// How many members describe() names.
+  static constexpr int count() {
+    int n = 0;
+    describe([&](const CounterKey &, auto) { ++n; });
+    return n;
+  }
+
   CacheFunnel &operator+=(const CacheFunnel &o) {
-    demandsRecorded += o.demandsRecorded;
-    demandsDeclinedNoRoom += o.demandsDeclinedNoRoom;
-    chunksCutForDemand += o.chunksCutForDemand;
-    fates.kept += o.fates.kept;
-    fates.dropped += o.fates.dropped;
-    fates.evicted += o.fates.evicted;
-    fates.orphaned += o.fates.orphaned;
-    blocksEvicted += o.blocksEvicted;
+    describe([&](const CounterKey &, auto get) { get(*this) += get(o); });
     return *this;
   }
 };
@@ -272,12 +308,40 @@ struct CacheStats {
   int64_t wantedTokens = 0;     // would have been, had the checkpoints existed
   int64_t compressedTokens = 0; // in the content index at admission
 
+  /// The one description of the counters (as CacheFunnel::describe).
+  template <class F> static constexpr void describe(F &&f) {
+    f(CounterKey{"requests", "cache_requests_total", nullptr,
+                 "Prefills admitted through the prefix cache."},
+      [](auto &c) -> auto & { return c.requests; });
+    f(CounterKey{"full_tokens", "cache_tokens_total", "kind=\"full\"",
+                 "Admitted prefill tokens: full, cached, wanted (had the checkpoints "
+                 "existed) and compressed (in the index)."},
+      [](auto &c) -> auto & { return c.fullTokens; });
+    f(CounterKey{"cached_tokens", "cache_tokens_total", "kind=\"cached\"", nullptr},
+      [](auto &c) -> auto & { return c.cachedTokens; });
+    f(CounterKey{"wanted_tokens", "cache_tokens_total", "kind=\"wanted\"", nullptr},
+      [](auto &c) -> auto & { return c.wantedTokens; });
+    f(CounterKey{"compressed_tokens", "cache_tokens_total", "kind=\"compressed\"", nullptr},
+      [](auto &c) -> auto & { return c.compressedTokens; });
+  }
+  /// The ratios derived from the counters, each with its wire key:
+  /// f(key, value). Taken after merging.
+  template <class F> void describeRatios(F &&f) const {
+    f("hit", hit());
+    f("compressed_hit", compressedHit());
+    f("lost_to_checkpoint", lostToCheckpoint());
+    f("lost_unrecoverable", lostUnrecoverable());
+  }
+
+  /// How many counters describe() names.
+  static constexpr int count() {
+    int n = 0;
+    describe([&](const CounterKey &, auto) { ++n; });
+    return n;
+  }
+
   CacheStats &operator+=(const CacheStats &o) {
-    requests += o.requests;
-    fullTokens += o.fullTokens;
-    cachedTokens += o.cachedTokens;
-    wantedTokens += o.wantedTokens;
-    compressedTokens += o.compressedTokens;
+    describe([&](const CounterKey &, auto get) { get(*this) += get(o); });
     return *this;
   }
   double ratio(int64_t part) const {
