@@ -152,16 +152,19 @@ Json allocationMap(const SolvedLayout &L, std::string &error) {
                       {"levels", std::move(levels)}};
 }
 
-/// One plane of the row space at three levels: the plane (blocks, gap,
-/// slots), one slot (the state arena's fields of this plane, each class's
-/// window ring per layer, padding), one block (each class's compressed rows
-/// per layer). Rows come from the runtime's RowSpaceGeometry.
-Json planeMap(const SolvedLayout &L, const SolvedRowPlane &plane,
-                      const RowSpaceGeometry &geo, std::string &error) {
-  const SolvedRowSpace &rs = *L.rowSpace;
+/// Where a plane's slots sit: group g at physical slot physicalSlot(g).
+struct SlotPlacement {
+  int64_t topGroupRow = 0; // the first row of group 0's slot
+  int64_t slotStride = 0;  // rows from one group's slot to the next's
+  int64_t slotsBegin = 0;  // the first row of the lowest slot
+};
+
+// Finds where the groups' slots sit in a plane; false, with `error`, when the
+// geometry has no physical slot for a group.
+bool slotPlacement(const RowSpaceGeometry &geo, SlotPlacement &sp,
+                   std::string &error) {
   int64_t planeRows = geo.planeRows(), slotRows = geo.slotRows();
-  int64_t env = geo.envelopeRows(), nb = geo.numBlocks(), ns = geo.numSlots();
-  int64_t blockEnd = nb * env;
+  int64_t ns = geo.numSlots();
   // Group g sits at physical slot physicalSlot(g), slot_positions - 1 - g:
   // the groups count down from the top of the plane.
   int64_t topGroupRow = 0, slotStride = -slotRows, slotsBegin = planeRows;
@@ -169,20 +172,32 @@ Json planeMap(const SolvedLayout &L, const SolvedRowPlane &plane,
     auto s0 = geo.physicalSlot(0);
     if (!s0) {
       error = s0.error().message;
-      return {};
+      return false;
     }
     topGroupRow = geo.slotSpan(*s0).first;
     if (ns > 1) {
       auto s1 = geo.physicalSlot(1);
       if (!s1) {
         error = s1.error().message;
-        return {};
+        return false;
       }
       slotStride = geo.slotSpan(*s1).first - topGroupRow;
     }
     slotsBegin = topGroupRow + (ns - 1) * slotStride;
   }
+  sp.topGroupRow = topGroupRow;
+  sp.slotStride = slotStride;
+  sp.slotsBegin = slotsBegin;
+  return true;
+}
 
+// The plane level's regions: the blocks from row 0, the gap, and the slots
+// from `slotsBegin` to the top of the plane.
+Json planeRegions(const SolvedRowSpace &rs, const RowSpaceGeometry &geo,
+                  int64_t slotsBegin) {
+  int64_t planeRows = geo.planeRows(), slotRows = geo.slotRows();
+  int64_t env = geo.envelopeRows(), nb = geo.numBlocks(), ns = geo.numSlots();
+  int64_t blockEnd = nb * env;
   Json top = Json::array();
   Json blocks = region("blocks", "blocks", 0, blockEnd);
   blocks["class"] = rs.pageClass;
@@ -196,32 +211,15 @@ Json planeMap(const SolvedLayout &L, const SolvedRowPlane &plane,
     // Ascending rows: the k-th slot from the bottom holds group ns - 1 - k.
     repeat(slots, ns, slotRows, slotRows, slotRows, "group", ns - 1, -1);
   top.push_back(std::move(slots));
+  return top;
+}
 
-  // One slot, rows relative to its start.
-  Json slot = Json::array();
-  int64_t arenaRows = geo.arenaRows(), rb = plane.rowBytes;
-  Json arena = region("arena", "state arena", 0, arenaRows);
-  arena["class"] = rs.slotClass;
-  slot.push_back(std::move(arena));
-  int64_t usedRows = 0;
-  if (const SolvedArena *a = L.arenaOf(rs.slotClass))
-    for (const SolvedField &f : a->fields) {
-      if (f.plane.value_or("") != plane.name)
-        continue;
-      int64_t r0 = f.offset / rb, r1 = (f.end + rb - 1) / rb;
-      Json fr = fieldRegion(f, rs.slotClass, r0, r1);
-      fr["plane"] = plane.name;
-      fr["byte_begin"] = f.offset;
-      fr["byte_end"] = f.end;
-      fr["window"] = f.window;
-      slot.push_back(std::move(fr));
-      usedRows = std::max(usedRows, r1);
-    }
-  if (usedRows < arenaRows) {
-    Json sr = region("slack", "arena slack", usedRows, arenaRows);
-    sr["plane"] = plane.name;
-    slot.push_back(std::move(sr));
-  }
+// Appends to `slot` each class's window ring and, per layer, its runs, rows
+// relative to the slot's start; false, with `error`, when the geometry
+// can't place a layer's window or the ring is not a regular interleave.
+bool appendWindowRings(Json &slot, const RowSpaceGeometry &geo,
+                       int64_t arenaRows, std::string &error) {
+  int64_t ns = geo.numSlots();
   int64_t slotPos = ns > 0 ? *geo.physicalSlot(0) : geo.slotPositions() - 1;
   int64_t slotStart = geo.slotSpan(slotPos).first;
   int64_t ring = geo.ringSlots();
@@ -237,13 +235,13 @@ Json planeMap(const SolvedLayout &L, const SolvedRowPlane &plane,
     int64_t stride = c.ringStride, runRows = c.numLayers() * c.ringStride;
     if (stride <= 0 || ring <= 0)
       continue;
-    int64_t runs = (ring + stride - 1) / stride;
+    int64_t runs = ceilDiv(ring, stride);
     for (int64_t layer : c.layers) {
       auto base = geo.layerBaseRow(layer);
       auto first = geo.windowIndex(layer, slotPos, 0);
       if (!base || !first) {
         error = (!base ? base.error() : first.error()).message;
-        return {};
+        return false;
       }
       int64_t begin = *base + *first - slotStart;
       // The compact form must be what the geometry says run by run.
@@ -252,7 +250,7 @@ Json planeMap(const SolvedLayout &L, const SolvedRowPlane &plane,
         if (!at || *base + *at - slotStart != begin + k * runRows) {
           error = "layer " + std::to_string(layer) +
                   ": the window ring is not a regular interleave";
-          return {};
+          return false;
         }
       }
       int64_t last = ring - (runs - 1) * stride;
@@ -264,12 +262,54 @@ Json planeMap(const SolvedLayout &L, const SolvedRowPlane &plane,
       slot.push_back(std::move(lr));
     }
   }
+  return true;
+}
+
+// One slot's regions, rows relative to its start: the state arena's fields
+// of this plane and its slack, the window rings, the slot's padding; false,
+// with `error`, when the window rings can't be drawn.
+bool slotRegions(const SolvedLayout &L, const SolvedRowPlane &plane,
+                 const RowSpaceGeometry &geo, Json &slot, std::string &error) {
+  const SolvedRowSpace &rs = *L.rowSpace;
+  int64_t slotRows = geo.slotRows();
+  slot = Json::array();
+  int64_t arenaRows = geo.arenaRows(), rb = plane.rowBytes;
+  Json arena = region("arena", "state arena", 0, arenaRows);
+  arena["class"] = rs.slotClass;
+  slot.push_back(std::move(arena));
+  int64_t usedRows = 0;
+  if (const SolvedArena *a = L.arenaOf(rs.slotClass))
+    for (const SolvedField &f : a->fields) {
+      if (f.plane.value_or("") != plane.name)
+        continue;
+      int64_t r0 = f.offset / rb, r1 = ceilDiv(f.end, rb);
+      Json fr = fieldRegion(f, rs.slotClass, r0, r1);
+      fr["plane"] = plane.name;
+      fr["byte_begin"] = f.offset;
+      fr["byte_end"] = f.end;
+      fr["window"] = f.window;
+      slot.push_back(std::move(fr));
+      usedRows = std::max(usedRows, r1);
+    }
+  if (usedRows < arenaRows) {
+    Json sr = region("slack", "arena slack", usedRows, arenaRows);
+    sr["plane"] = plane.name;
+    slot.push_back(std::move(sr));
+  }
+  if (!appendWindowRings(slot, geo, arenaRows, error))
+    return false;
   int64_t entryEnd = arenaRows + geo.entryRows();
   if (entryEnd < slotRows)
     slot.push_back(region("padding", "slot padding", entryEnd, slotRows));
+  return true;
+}
 
-  // One block's envelope.
-  Json block = Json::array();
+// One block's envelope: each compressed class's rows, and per layer where
+// they sit; false, with `error`, when the geometry can't place a layer's rows.
+bool blockRegions(const RowSpaceGeometry &geo, Json &block,
+                  std::string &error) {
+  int64_t nb = geo.numBlocks();
+  block = Json::array();
   for (const ClassLayout &c : geo.classes()) {
     if (c.ratio == kDenseRatio || c.blockRows <= 0)
       continue;
@@ -286,7 +326,7 @@ Json planeMap(const SolvedLayout &L, const SolvedRowPlane &plane,
       auto first = geo.compressIndex(layer, 0, 0);
       if (!base || !first) {
         error = (!base ? base.error() : first.error()).message;
-        return {};
+        return false;
       }
       int64_t b = *base + *first;
       Json lr = region("compressed", name + " layer " + std::to_string(layer),
@@ -296,11 +336,39 @@ Json planeMap(const SolvedLayout &L, const SolvedRowPlane &plane,
       block.push_back(std::move(lr));
     }
   }
+  return true;
+}
 
+/// One plane of the row space at three levels: the plane (blocks, gap,
+/// slots), one slot (the state arena's fields of this plane, each class's
+/// window ring per layer, padding), one block (each class's compressed rows
+/// per layer). Rows come from the runtime's RowSpaceGeometry.
+Json planeMap(const SolvedLayout &L, const SolvedRowPlane &plane,
+                      const RowSpaceGeometry &geo, std::string &error) {
+  const SolvedRowSpace &rs = *L.rowSpace;
+  int64_t planeRows = geo.planeRows(), slotRows = geo.slotRows();
+  int64_t env = geo.envelopeRows(), nb = geo.numBlocks(), ns = geo.numSlots();
+  SlotPlacement sp;
+  if (!slotPlacement(geo, sp, error))
+    return {};
+
+  Json top = planeRegions(rs, geo, sp.slotsBegin);
+
+  // One slot, rows relative to its start.
+  Json slot;
+  if (!slotRegions(L, plane, geo, slot, error))
+    return {};
+
+  // One block's envelope.
+  Json block;
+  if (!blockRegions(geo, block, error))
+    return {};
+
+  int64_t rb = plane.rowBytes;
   Json levels = Json::array();
   levels.push_back(level("plane", planeRows, std::move(top)));
   Json slotLevel = level("slot", slotRows, std::move(slot));
-  instances(slotLevel, "group", ns, topGroupRow, slotStride, 0, 1);
+  instances(slotLevel, "group", ns, sp.topGroupRow, sp.slotStride, 0, 1);
   levels.push_back(std::move(slotLevel));
   Json blockLevel = level("block", env, std::move(block));
   instances(blockLevel, "block", nb, 0, env, 0, 1);

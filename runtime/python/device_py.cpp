@@ -314,10 +314,9 @@ void checkSpan(const DeviceArena &a, int64_t offset, int64_t n, const char *op) 
                          std::to_string(a.bytes()) + "-byte arena"));
 }
 
-} // namespace
-
-void bindDevices(py::module_ &m) {
-  // The returned types first: a signature names only types already bound.
+/// TensorView: a view of arena or staging memory, exported through DLPack
+/// (and numpy's array interface on the host).
+void bindTensorView(py::module_ &m) {
   py::class_<PyView>(m, "TensorView",
                      "A view of the arena as DLPack describes it: numpy.from_dlpack(view) "
                      "or torch.from_dlpack(view) wraps the memory without a copy")
@@ -365,6 +364,10 @@ void bindDevices(py::module_ &m) {
       }, "(device_type, device_id): 1 CPU, 2 CUDA, 10 ROCm")
       .def("__repr__", &viewRepr);
 
+}
+
+/// Staging: device memory for the staging side of a kernel.
+void bindStaging(py::module_ &m) {
   py::class_<PyStaging>(m, "Staging",
                         "Device memory for the staging side of a kernel, from "
                         "arena.staging(kernel, items): items rows of staging_stride "
@@ -413,17 +416,11 @@ void bindDevices(py::module_ &m) {
         return "<poolrt.Staging for '" + s.kernel + "', " + std::to_string(s.items) +
                " x " + std::to_string(s.stride) + " bytes>";
       });
+}
 
-  py::class_<PyArena>(m, "Arena",
-                      "One allocation of an artifact's allocation_bytes, carved at the "
-                      "compiled offsets; a context manager that releases it")
-      .def_property_readonly("bytes", [](PyArena &a) { return a.get().bytes(); },
-                             "the artifact's allocation_bytes")
-      .def_property_readonly("base", [](PyArena &a) { return a.get().base().addr; },
-                             "the device address of byte 0")
-      .def_property_readonly("field_names", [](PyArena &a) { return a.get().fieldNames(); },
-                             "the state fields field() can view")
-      .def_readonly("exports", &PyArena::exports, "live DLPack exports")
+/// Arena.launch and Arena.staging: running the generated kernels.
+void addArenaKernels(py::class_<PyArena> &cls) {
+  cls
       .def("launch", [](PyArena &a, const std::string &kernel, const std::vector<int32_t> &ids,
                         PyStaging *staging) { a.launch(kernel, ids, staging); },
            py::arg("kernel"), py::arg("ids"), py::arg("staging") = nullptr,
@@ -453,7 +450,13 @@ void bindDevices(py::module_ &m) {
         return PyStaging(a.device, p, items, k.stagingStride, k.name);
       }, py::arg("kernel"), py::arg("items") = 1,
          "Device memory for `items` items of a staging kernel (items * its "
-         "staging_stride bytes) on the arena's device")
+         "staging_stride bytes) on the arena's device");
+}
+
+/// Arena.slot_origin and the TensorViews of the arena: planes, class regions,
+/// state fields.
+void addArenaViews(py::class_<PyArena> &cls) {
+  cls
       .def_property_readonly("slot_origin", [](PyArena &a) -> int64_t {
         const SolvedLayout &L = a.get().layout();
         if (!L.rowSpace || !L.rowSpace->slotPositions || !L.rowSpace->planeRows)
@@ -476,7 +479,13 @@ void bindDevices(py::module_ &m) {
       .def("field", [](py::object self, const std::string &name) {
         return makeView(self, self.cast<PyArena &>().get().field(name), "field '" + name + "'");
       }, py::arg("name"),
-         "A state field: [layers, entries (or slot positions), *shape] of its dtype")
+         "A state field: [layers, entries (or slot positions), *shape] of its dtype");
+}
+
+/// Arena's byte reads and writes through the device, close, the context
+/// manager and repr.
+void addArenaIOAndLifetime(py::class_<PyArena> &cls) {
+  cls
       .def("read", [](PyArena &a, int64_t offset, int64_t n) {
         DeviceArena &arena = a.get();
         checkSpan(arena, offset, n, "read");
@@ -501,7 +510,28 @@ void bindDevices(py::module_ &m) {
                std::to_string(a.arena->bytes()) + " bytes, " + std::to_string(a.exports) +
                " exports>";
       });
+}
 
+/// Arena: one allocation of an artifact, carved at the compiled offsets.
+void bindArena(py::module_ &m) {
+  py::class_<PyArena> cls(m, "Arena",
+                          "One allocation of an artifact's allocation_bytes, carved at the "
+                          "compiled offsets; a context manager that releases it");
+  cls
+      .def_property_readonly("bytes", [](PyArena &a) { return a.get().bytes(); },
+                             "the artifact's allocation_bytes")
+      .def_property_readonly("base", [](PyArena &a) { return a.get().base().addr; },
+                             "the device address of byte 0")
+      .def_property_readonly("field_names", [](PyArena &a) { return a.get().fieldNames(); },
+                             "the state fields field() can view")
+      .def_readonly("exports", &PyArena::exports, "live DLPack exports");
+  addArenaKernels(cls);
+  addArenaViews(cls);
+  addArenaIOAndLifetime(cls);
+}
+
+/// Device: a backend (host, cuda, hip), the factory of arenas.
+void bindDeviceClass(py::module_ &m) {
   py::class_<PyDevice>(m, "Device",
                        "A device backend (host, cuda, hip); a context manager that "
                        "closes it. Absent backends raise StateError naming what "
@@ -531,4 +561,14 @@ void bindDevices(py::module_ &m) {
         return d.dev ? "<poolrt.Device " + std::string(d.dev->name()) + ">"
                      : std::string("<poolrt.Device closed>");
       });
+}
+
+} // namespace
+
+void bindDevices(py::module_ &m) {
+  // The returned types first: a signature names only types already bound.
+  bindTensorView(m);
+  bindStaging(m);
+  bindArena(m);
+  bindDeviceClass(m);
 }

@@ -37,7 +37,7 @@
 #include "poolrt/SolvedLayout.h"
 #include "tools/lib/Driver.h"
 #include "tools/lib/Output.h"
-#include "tools/lib/SizeArg.h"
+#include "poolrt/ByteSize.h"
 
 #include "mlir/IR/Diagnostics.h"
 #include "llvm/ADT/StringExtras.h"
@@ -425,14 +425,11 @@ std::vector<poolrt::explore::Point> pointsOf(const std::vector<Row> &rows,
   return out;
 }
 
-} // namespace
+// The helpers of main() below that return an int return 0 to go on, else
+// main's exit code.
 
-int main(int argc, char **argv) {
-  llvm::InitLLVM y(argc, argv);
-  cl::HideUnrelatedOptions(cat);
-  cl::ParseCommandLineOptions(argc, argv, "pool-explore: a model's plan and how it moves\n");
-  std::string why;
-  bool fromArtifact = !artifactArg.empty();
+// Refuses contradictory or out-of-range options (before anything is read).
+int checkOptions(bool fromArtifact) {
   if (fromArtifact && !inputFile.empty())
     return fail("give a model file or --artifact, not both");
   if (!fromArtifact && inputFile.empty())
@@ -448,7 +445,11 @@ int main(int argc, char **argv) {
                 std::to_string(intervalArg));
   if (batchedArg < 1)
     return fail("--max-batched-tokens must be >= 1, got " + std::to_string(batchedArg));
-  std::vector<poolrt::LadderQuery> ladderQueries;
+  return 0;
+}
+
+// Parses each --ladder PROMPT[:OUTPUT[:TAIL]] into a ladder query.
+int parseLadders(std::vector<poolrt::LadderQuery> &ladderQueries) {
   for (const std::string &arg : ladderArgs) {
     poolrt::LadderQuery q;
     q.outputTokens = q.tailTokens = 1024;
@@ -466,10 +467,14 @@ int main(int argc, char **argv) {
                     std::to_string(least[i]) + " (tokens)");
     ladderQueries.push_back(q);
   }
+  return 0;
+}
 
-  Compiled base;
-  Overrides ps;
-  std::optional<int64_t> budget;
+// The layout explored: read from --artifact (which also gives the budget and
+// the sequences), or compiled from the model file with --budget and --param.
+int loadBase(bool fromArtifact, Compiled &base, Overrides &ps,
+             std::optional<int64_t> &budget) {
+  std::string why;
   if (fromArtifact) {
     if (!budgetArg.empty() || maxNumSeqs >= 0)
       return fail("--budget and --max-num-seqs come from the artifact");
@@ -482,7 +487,7 @@ int main(int argc, char **argv) {
       return fail("--budget SIZE is required with a model file");
     if (maxNumSeqs < 0)
       return fail("--max-num-seqs N (>= 0) is required with a model file");
-    budget = ::pool::parseByteSize(budgetArg, why);
+    budget = poolrt::parseByteSize(budgetArg, why);
     if (!budget)
       return fail("--budget '" + budgetArg + "': " + why);
     for (const std::string &p : params) {
@@ -497,159 +502,236 @@ int main(int argc, char **argv) {
       return 1;
     }
   }
-  printPlan(base.layout, llvm::outs());
+  return 0;
+}
 
+/// The tables of --sweep and --vary, and their points' budgets.
+struct Tables {
   std::vector<Row> sweepRows, varyRows;
   std::vector<int64_t> sweepBudgets, varyBudgets;
   std::string varyName;
-  if (!sweep.empty()) {
-    llvm::StringRef s(sweep);
-    if (!s.consume_front("budget="))
-      return fail("--sweep takes budget=A..B[:STEPS]");
-    auto [range, stepsText] = s.split(':');
-    auto [aText, bText] = range.split("..");
-    auto a = ::pool::parseByteSize(aText.str(), why);
-    if (!a)
-      return fail("--sweep start '" + aText.str() + "': " + why);
-    auto b = ::pool::parseByteSize(bText.str(), why);
-    if (!b)
-      return fail("--sweep end '" + bText.str() + "': " + why);
-    unsigned steps = 5;
-    if (!stepsText.empty() && (stepsText.getAsInteger(10, steps) || steps < 2 ||
-                               steps > 1000))
-      return fail("--sweep STEPS must be an integer in 2..1000");
-    if (*b < *a)
-      return fail("--sweep needs A <= B");
-    for (unsigned i = 0; i < steps; ++i) {
-      int64_t point = *a + int64_t(((unsigned __int128)(*b - *a) * i) / (steps - 1));
-      sweepRows.push_back({gib(point), compile(inputFile, ps, point, maxNumSeqs)});
-      sweepBudgets.push_back(point);
-    }
-    llvm::outs() << "\nsweep over the budget (" << maxNumSeqs << " sequences)\n";
-    printTable(sweepRows, llvm::outs());
-  }
+};
 
-  if (!vary.empty()) {
-    auto [name, valuesText] = llvm::StringRef(vary).split('=');
-    if (name.empty() || valuesText.empty())
-      return fail("--vary takes NAME=V1,V2,...");
-    varyName = name.str();
-    llvm::SmallVector<llvm::StringRef> values;
-    valuesText.split(values, ',');
-    // A declared parameter (integer or dtype) is varied as --param; the
-    // name `dtype` on a model that declares no such parameter swaps the
-    // fp8/bf16 token of the file name (the V4 files differ in their planes,
-    // not only in a dtype).
-    bool declared = false;
-    if (llvm::StringRef(inputFile).ends_with(".yaml") ||
-        llvm::StringRef(inputFile).ends_with(".yml")) {
-      ::pool::yaml::ModelDecl decl;
-      ::pool::yaml::YamlError yerr;
-      if (::pool::yaml::loadModelYaml(inputFile, {}, decl, yerr)) {
-        for (const auto &p : decl.params)
-          declared |= p.first == name;
-        for (const auto &p : decl.dtypeParams)
-          declared |= p.first == name;
-      }
-    }
-    for (llvm::StringRef v : values) {
-      if (name == "dtype" && !declared) {
-        std::string path = inputFile;
-        size_t at = std::string::npos;
-        std::string from;
-        for (const char *tok : {"fp8", "bf16"}) {
-          size_t p = path.rfind(tok);
-          if (p != std::string::npos && (at == std::string::npos || p > at)) {
-            at = p;
-            from = tok;
-          }
-        }
-        if (at == std::string::npos)
-          return fail("--vary dtype: the model file name has no fp8/bf16 token "
-                      "to swap");
-        path.replace(at, from.size(), v.str());
-        if (!llvm::sys::fs::exists(path))
-          return fail("--vary dtype=" + v.str() + ": no model file " + path);
-        varyRows.push_back({v.str(), compile(path, ps, *budget, maxNumSeqs)});
-        varyBudgets.push_back(*budget);
-        continue;
-      }
-      std::pair<std::string, std::string> kv;
-      if (!::pool::parseParamArg((name + "=" + v).str(), kv, why))
-        return fail("--vary " + why);
-      auto vps = ps;
-      vps.erase(std::remove_if(vps.begin(), vps.end(),
-                               [&](auto &p) { return p.first == kv.first; }),
-                vps.end());
-      vps.push_back(kv);
-      varyRows.push_back({(name + "=" + v).str(), compile(inputFile, vps, *budget, maxNumSeqs)});
-      varyBudgets.push_back(*budget);
-    }
-    llvm::outs() << "\nvarying " << name << " (" << gib(*budget) << ", "
-                 << maxNumSeqs << " sequences)\n";
-    printTable(varyRows, llvm::outs());
+// --sweep budget=A..B[:STEPS]: compiles the model at each budget and prints
+// the table.
+int runSweep(const Overrides &ps, Tables &t) {
+  std::string why;
+  llvm::StringRef s(sweep);
+  if (!s.consume_front("budget="))
+    return fail("--sweep takes budget=A..B[:STEPS]");
+  auto [range, stepsText] = s.split(':');
+  auto [aText, bText] = range.split("..");
+  auto a = poolrt::parseByteSize(aText.str(), why);
+  if (!a)
+    return fail("--sweep start '" + aText.str() + "': " + why);
+  auto b = poolrt::parseByteSize(bText.str(), why);
+  if (!b)
+    return fail("--sweep end '" + bText.str() + "': " + why);
+  unsigned steps = 5;
+  if (!stepsText.empty() && (stepsText.getAsInteger(10, steps) || steps < 2 ||
+                             steps > 1000))
+    return fail("--sweep STEPS must be an integer in 2..1000");
+  if (*b < *a)
+    return fail("--sweep needs A <= B");
+  for (unsigned i = 0; i < steps; ++i) {
+    int64_t point = *a + int64_t(((unsigned __int128)(*b - *a) * i) / (steps - 1));
+    t.sweepRows.push_back({gib(point), compile(inputFile, ps, point, maxNumSeqs)});
+    t.sweepBudgets.push_back(point);
   }
+  llvm::outs() << "\nsweep over the budget (" << maxNumSeqs << " sequences)\n";
+  printTable(t.sweepRows, llvm::outs());
+  return 0;
+}
 
+// Whether the YAML model file declares a parameter (integer or dtype) `name`.
+bool modelDeclares(llvm::StringRef name) {
+  bool declared = false;
+  if (llvm::StringRef(inputFile).ends_with(".yaml") ||
+      llvm::StringRef(inputFile).ends_with(".yml")) {
+    ::pool::yaml::ModelDecl decl;
+    ::pool::yaml::YamlError yerr;
+    if (::pool::yaml::loadModelYaml(inputFile, {}, decl, yerr)) {
+      for (const auto &p : decl.params)
+        declared |= p.first == name;
+      for (const auto &p : decl.dtypeParams)
+        declared |= p.first == name;
+    }
+  }
+  return declared;
+}
+
+// The sibling model file of dtype `v`: the model file's name with its last
+// fp8/bf16 token swapped for `v`, which must exist.
+int dtypeSibling(llvm::StringRef v, std::string &path) {
+  path = inputFile;
+  size_t at = std::string::npos;
+  std::string from;
+  for (const char *tok : {"fp8", "bf16"}) {
+    size_t p = path.rfind(tok);
+    if (p != std::string::npos && (at == std::string::npos || p > at)) {
+      at = p;
+      from = tok;
+    }
+  }
+  if (at == std::string::npos)
+    return fail("--vary dtype: the model file name has no fp8/bf16 token "
+                "to swap");
+  path.replace(at, from.size(), v.str());
+  if (!llvm::sys::fs::exists(path))
+    return fail("--vary dtype=" + v.str() + ": no model file " + path);
+  return 0;
+}
+
+// --vary NAME=V1,V2,...: compiles the model with each value and prints the
+// table.
+int runVary(const Overrides &ps, int64_t budget, Tables &t) {
+  std::string why;
+  auto [name, valuesText] = llvm::StringRef(vary).split('=');
+  if (name.empty() || valuesText.empty())
+    return fail("--vary takes NAME=V1,V2,...");
+  t.varyName = name.str();
+  llvm::SmallVector<llvm::StringRef> values;
+  valuesText.split(values, ',');
+  // A declared parameter (integer or dtype) is varied as --param; the
+  // name `dtype` on a model that declares no such parameter swaps the
+  // fp8/bf16 token of the file name (the V4 files differ in their planes,
+  // not only in a dtype).
+  bool declared = modelDeclares(name);
+  for (llvm::StringRef v : values) {
+    if (name == "dtype" && !declared) {
+      std::string path;
+      if (int rc = dtypeSibling(v, path))
+        return rc;
+      t.varyRows.push_back({v.str(), compile(path, ps, budget, maxNumSeqs)});
+      t.varyBudgets.push_back(budget);
+      continue;
+    }
+    std::pair<std::string, std::string> kv;
+    if (!::pool::parseParamArg((name + "=" + v).str(), kv, why))
+      return fail("--vary " + why);
+    auto vps = ps;
+    vps.erase(std::remove_if(vps.begin(), vps.end(),
+                             [&](auto &p) { return p.first == kv.first; }),
+              vps.end());
+    vps.push_back(kv);
+    t.varyRows.push_back({(name + "=" + v).str(), compile(inputFile, vps, budget, maxNumSeqs)});
+    t.varyBudgets.push_back(budget);
+  }
+  llvm::outs() << "\nvarying " << name << " (" << gib(budget) << ", "
+               << maxNumSeqs << " sequences)\n";
+  printTable(t.varyRows, llvm::outs());
+  return 0;
+}
+
+// Runs the --ladder queries (or, for the page, one default query) and
+// prints the --ladder ones.
+std::vector<poolrt::explore::LadderRun>
+runLadderQueries(const poolrt::SolvedLayout &layout,
+                 const std::vector<poolrt::LadderQuery> &ladderQueries) {
   poolrt::CachePolicy policy;
   policy.checkpointIntervalTokens = intervalArg;
   std::vector<poolrt::explore::LadderRun> ladders = poolrt::explore::runLadders(
-      base.layout, policy,
+      layout, policy,
       ladderQueries.empty() && !htmlDir.empty()
           ? std::vector<poolrt::LadderQuery>{poolrt::explore::defaultLadderQuery(
-                base.layout, intervalArg, batchedArg)}
+                layout, intervalArg, batchedArg)}
           : ladderQueries);
   if (!ladderQueries.empty())
     for (const auto &run : ladders)
       llvm::outs() << "\n" << poolrt::explore::ladderText(run);
+  return ladders;
+}
 
-  if (!htmlDir.empty()) {
-    auto textOf = [](const llvm::json::Value &v) {
-      std::string t;
-      llvm::raw_string_ostream(t) << v;
-      return t;
-    };
-    poolrt::explore::PageInputs in;
-    in.layout = &base.layout;
-    in.reportJson = textOf(mlir::pool::reportJson(base.layout));
-    {
-      llvm::raw_string_ostream os(in.text);
-      mlir::pool::printTextReport(base.layout, os);
-    }
-    if (fromArtifact)
-      in.artifact = base.layout.fingerprint;
-    in.sweep = pointsOf(sweepRows, sweepBudgets);
-    in.varyName = varyName;
-    in.vary = pointsOf(varyRows, varyBudgets);
-    in.ladders = ladders;
-    Compiled other;
-    if (!compareArg.empty()) {
-      if (isArtifactPath(compareArg)) {
-        if (!readArtifactLayout(compareArg, other.layout, why))
-          return fail("--compare " + why);
-      } else {
-        other = compile(compareArg, ps, *budget, maxNumSeqs);
-        if (!other.error.empty())
-          return fail("--compare " + compareArg + ": " + other.error);
-      }
-      in.other = &other.layout;
-      in.otherReportJson = textOf(mlir::pool::reportJson(other.layout));
-    }
-    auto data = poolrt::explore::pageData(in);
-    if (!data)
-      return fail(data.error().message);
-    std::string reportText;
-    llvm::raw_string_ostream(reportText)
-        << llvm::formatv("{0:2}", mlir::pool::reportJson(base.layout)) << "\n";
-    if (!writeFilesAtomic(htmlDir,
-                          {{"report.json", reportText},
-                           {"explore.json", *data + "\n"},
-                           {"index.html", poolrt::explore::pageHtml(*data)}},
-                          why))
-      return fail(why);
-    llvm::outs() << "\nwrote " << htmlDir << "/index.html (open it from file://)\n";
+// --html DIR: writes the page, its data and the report (with --compare, the
+// difference to the other layout).
+int writePage(bool fromArtifact, const Compiled &base, const Overrides &ps,
+              int64_t budget, const Tables &tables,
+              const std::vector<poolrt::explore::LadderRun> &ladders) {
+  std::string why;
+  auto textOf = [](const llvm::json::Value &v) {
+    std::string t;
+    llvm::raw_string_ostream(t) << v;
+    return t;
+  };
+  poolrt::explore::PageInputs in;
+  in.layout = &base.layout;
+  in.reportJson = textOf(mlir::pool::reportJson(base.layout));
+  {
+    llvm::raw_string_ostream os(in.text);
+    mlir::pool::printTextReport(base.layout, os);
   }
+  if (fromArtifact)
+    in.artifact = base.layout.fingerprint;
+  in.sweep = pointsOf(tables.sweepRows, tables.sweepBudgets);
+  in.varyName = tables.varyName;
+  in.vary = pointsOf(tables.varyRows, tables.varyBudgets);
+  in.ladders = ladders;
+  Compiled other;
+  if (!compareArg.empty()) {
+    if (isArtifactPath(compareArg)) {
+      if (!readArtifactLayout(compareArg, other.layout, why))
+        return fail("--compare " + why);
+    } else {
+      other = compile(compareArg, ps, budget, maxNumSeqs);
+      if (!other.error.empty())
+        return fail("--compare " + compareArg + ": " + other.error);
+    }
+    in.other = &other.layout;
+    in.otherReportJson = textOf(mlir::pool::reportJson(other.layout));
+  }
+  auto data = poolrt::explore::pageData(in);
+  if (!data)
+    return fail(data.error().message);
+  std::string reportText;
+  llvm::raw_string_ostream(reportText)
+      << llvm::formatv("{0:2}", mlir::pool::reportJson(base.layout)) << "\n";
+  if (!writeFilesAtomic(htmlDir,
+                        {{"report.json", reportText},
+                         {"explore.json", *data + "\n"},
+                         {"index.html", poolrt::explore::pageHtml(*data)}},
+                        why))
+    return fail(why);
+  llvm::outs() << "\nwrote " << htmlDir << "/index.html (open it from file://)\n";
+  return 0;
+}
 
-  for (const Row &r : varyRows)
+} // namespace
+
+int main(int argc, char **argv) {
+  llvm::InitLLVM y(argc, argv);
+  cl::HideUnrelatedOptions(cat);
+  cl::ParseCommandLineOptions(argc, argv, "pool-explore: a model's plan and how it moves\n");
+  bool fromArtifact = !artifactArg.empty();
+  if (int rc = checkOptions(fromArtifact))
+    return rc;
+  std::vector<poolrt::LadderQuery> ladderQueries;
+  if (int rc = parseLadders(ladderQueries))
+    return rc;
+
+  Compiled base;
+  Overrides ps;
+  std::optional<int64_t> budget;
+  if (int rc = loadBase(fromArtifact, base, ps, budget))
+    return rc;
+  printPlan(base.layout, llvm::outs());
+
+  Tables tables;
+  if (!sweep.empty())
+    if (int rc = runSweep(ps, tables))
+      return rc;
+
+  if (!vary.empty())
+    if (int rc = runVary(ps, *budget, tables))
+      return rc;
+
+  std::vector<poolrt::explore::LadderRun> ladders =
+      runLadderQueries(base.layout, ladderQueries);
+
+  if (!htmlDir.empty())
+    if (int rc = writePage(fromArtifact, base, ps, *budget, tables, ladders))
+      return rc;
+
+  for (const Row &r : tables.varyRows)
     if (!r.c.error.empty())
       return 1;
   return ::pool::finishStdout("pool-explore");
