@@ -18,16 +18,6 @@ Error layoutError(const std::string &what) {
   return Error::invalid("reference model: " + what);
 }
 
-WindowParams paramsOf(const SolvedWindow &w) {
-  WindowParams p;
-  p.ringStart = w.ringStart;
-  p.slotRows = w.slotRows;
-  p.ringSlots = w.ringSlots;
-  p.ringStride = w.ringStride;
-  p.runRows = w.runRows;
-  return p;
-}
-
 /// The first and the last of `n` layers (one when n == 1).
 std::vector<int64_t> probeLayers(int64_t n) {
   if (n <= 1)
@@ -124,7 +114,7 @@ Status ReferenceModel::setUpRowSpace(const SolvedLayout &layout) {
         return layoutError(base.error().message);
       WindowProbe w;
       w.layer = c.layers[size_t(li)];
-      w.params = paramsOf(c.window);
+      w.params = c.window;
       w.baseRow = *base;
       w.planeOffset = plane0_;
       w.viewRowBytes = row0_;
@@ -182,7 +172,7 @@ Status ReferenceModel::setUpRowSpace(const SolvedLayout &layout) {
     for (int64_t li : probeLayers(f->layers)) {
       WindowProbe w;
       w.layer = -1;
-      w.params = paramsOf(fw.window);
+      w.params = fw.window;
       w.baseRow = li * fw.layerStrideRows;
       w.planeOffset = planeOffsets_[size_t(plane)];
       w.viewRowBytes = planeRowBytes_[size_t(plane)] * fw.rowsPerWindowRow;

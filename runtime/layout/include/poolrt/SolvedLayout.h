@@ -22,7 +22,9 @@
 
 #include "poolrt/Artifact.h"
 #include "poolrt/Attention.h"
+#include "poolrt/RowSpace.h"
 #include "poolrt/Status.h"
+#include "poolrt/SubPool.h"
 #include "poolrt/TransferKind.h"
 
 #include <cstdint>
@@ -79,7 +81,9 @@ struct SolvedTransfer {
   std::string layoutId; // copy
 };
 
-enum class PoolKind { Page, State };
+/// A class's pool: the declaration's own type (SubPool.h), as the manifest
+/// carries it.
+using PoolKind = Pool;
 
 /// A window PAGE class's pattern and what the compiler solved for it
 /// (specs/window-classes.md). Only window classes (sliding, chunked) carry
@@ -145,11 +149,9 @@ struct SolvedArena {
   int64_t checkpointBytes = 0;
 };
 
-/// Where a kernel finds a window row (semantics §3.7).
-struct SolvedWindow {
-  int64_t ringStart = 0, slotRows = 0, ringSlots = 0, ringStride = 0,
-          runRows = 0;
-};
+/// Where a kernel finds a window row (semantics §3.7): the row space's own
+/// type, as the manifest carries it (one concept, one type).
+using SolvedWindow = WindowParams;
 
 struct SolvedRowPlane {
   std::string name;
