@@ -28,14 +28,6 @@ using namespace mlir;
 using namespace mlir::pool;
 namespace json = llvm::json;
 
-static const char *codeFormat(llvm::StringRef target) {
-  if (target == "sm_90")
-    return "ptx";
-  if (target == "host")
-    return "llvm-ir";
-  return "amdgpu-code-object-v5";
-}
-
 FailureOr<poolrt::Artifact>
 mlir::pool::buildArtifact(ModelOp model, MLIRContext *kernelCtx,
                           poolrt::SolvedLayout layout,
@@ -103,7 +95,7 @@ mlir::pool::buildArtifact(ModelOp model, MLIRContext *kernelCtx,
     XXH64_update(st, t.data(), t.size());
     XXH64_update(st, bytes.data(), bytes.size());
     layout.targets.push_back(
-        {t, "code/" + t, codeFormat(t), int64_t(bytes.size())});
+        {t, "code/" + t, targetCodeFormat(*parseTarget(t)), int64_t(bytes.size())});
     code.push_back({"code/" + t, std::move(bytes)});
   }
   uint64_t fp = XXH64_digest(st);

@@ -38,10 +38,46 @@
 using namespace mlir;
 using namespace mlir::pool;
 
-bool mlir::pool::isKnownTarget(llvm::StringRef t) {
-  return t == "gfx942" || t == "gfx950" || t == "sm_90" || t == "host";
+namespace {
+struct TargetInfo {
+  Target target;
+  const char *name, *codeFormat;
+};
+constexpr TargetInfo kTargets[] = {
+    {Target::Gfx942, "gfx942", "amdgpu-code-object-v5"},
+    {Target::Gfx950, "gfx950", "amdgpu-code-object-v5"},
+    {Target::Sm90, "sm_90", "ptx"},
+    {Target::Host, "host", "llvm-ir"},
+};
+const TargetInfo &infoOf(Target t) {
+  for (const TargetInfo &i : kTargets)
+    if (i.target == t)
+      return i;
+  llvm_unreachable("a Target outside kTargets");
 }
-const char *mlir::pool::knownTargetList() { return "gfx942, gfx950, sm_90, host"; }
+} // namespace
+
+std::optional<Target> mlir::pool::parseTarget(llvm::StringRef name) {
+  for (const TargetInfo &i : kTargets)
+    if (name == i.name)
+      return i.target;
+  return std::nullopt;
+}
+const char *mlir::pool::targetName(Target t) { return infoOf(t).name; }
+const char *mlir::pool::targetCodeFormat(Target t) { return infoOf(t).codeFormat; }
+bool mlir::pool::isAmdTarget(Target t) {
+  return t == Target::Gfx942 || t == Target::Gfx950;
+}
+bool mlir::pool::isKnownTarget(llvm::StringRef t) { return parseTarget(t).has_value(); }
+const char *mlir::pool::knownTargetList() {
+  static const std::string list = [] {
+    std::string l;
+    for (const TargetInfo &i : kTargets)
+      l += (l.empty() ? "" : ", ") + std::string(i.name);
+    return l;
+  }();
+  return list.c_str();
+}
 
 namespace {
 
@@ -614,7 +650,8 @@ mlir::pool::buildKernelModule(MLIRContext *ctx,
   Location loc = UnknownLoc::get(ctx);
   OwningOpRef<ModuleOp> module = ModuleOp::create(loc);
   b.setInsertionPointToEnd(module->getBody());
-  if (target == "host") {
+  std::optional<Target> t = parseTarget(target);
+  if (t == Target::Host) {
     for (const KernelSpec &k : specs)
       buildHostFunction(b, loc, k);
     return module;
@@ -623,7 +660,7 @@ mlir::pool::buildKernelModule(MLIRContext *ctx,
                      b.getUnitAttr());
   auto gm = gpu::GPUModuleOp::create(b, loc, "pool_kernels");
   b.setInsertionPointToStart(gm.getBody());
-  bool amd = target.starts_with("gfx");
+  bool amd = t && isAmdTarget(*t);
   for (const KernelSpec &k : specs)
     buildGpuKernel(b, loc, k, amd);
   return module;
@@ -634,7 +671,8 @@ mlir::pool::buildKernelModule(MLIRContext *ctx,
 static bool lowerTo(MLIRContext *ctx, const std::vector<KernelSpec> &specs,
                     llvm::StringRef target, CodeFormat format,
                     std::string &code, std::string &error) {
-  if (!isKnownTarget(target)) {
+  std::optional<Target> t = parseTarget(target);
+  if (!t) {
     error = "unknown target '" + target.str() + "' (expected one of " +
             knownTargetList() + ")";
     return false;
@@ -642,11 +680,11 @@ static bool lowerTo(MLIRContext *ctx, const std::vector<KernelSpec> &specs,
   OwningOpRef<ModuleOp> module = buildKernelModule(ctx, specs, target);
   std::string pipeline;
   std::string toolkit;
-  if (target == "host") {
+  if (*t == Target::Host) {
     pipeline = "builtin.module(convert-scf-to-cf,convert-arith-to-llvm,"
                "convert-func-to-llvm,convert-cf-to-llvm,"
                "reconcile-unrealized-casts)";
-  } else if (target == "sm_90") {
+  } else if (*t == Target::Sm90) {
     pipeline = "builtin.module(gpu.module(convert-scf-to-cf),"
                "nvvm-attach-target{chip=sm_90 features=+ptx80 O=3},"
                "gpu.module(convert-gpu-to-nvvm{index-bitwidth=64},"
@@ -684,7 +722,7 @@ static bool lowerTo(MLIRContext *ctx, const std::vector<KernelSpec> &specs,
     error = "lowering for " + target.str() + " failed";
     return false;
   }
-  if (target == "host") {
+  if (*t == Target::Host) {
     llvm::LLVMContext llctx;
     auto llmod = translateModuleToLLVMIR(*module, llctx, "pool_kernels");
     if (!llmod) {
@@ -742,8 +780,8 @@ FailureOr<std::vector<std::string>> mlir::pool::lowerKernelsForTargets(
   for (size_t i = 0; i < n; ++i)
     order[i] = i;
   auto weight = [&](size_t i) {
-    llvm::StringRef t = targets[i];
-    return t.starts_with("gfx") ? 0 : t.starts_with("sm_") ? 1 : 2;
+    std::optional<Target> t = parseTarget(targets[i]);
+    return t && isAmdTarget(*t) ? 0 : t == Target::Sm90 ? 1 : 2;
   };
   std::stable_sort(order.begin(), order.end(),
                    [&](size_t a, size_t b) { return weight(a) < weight(b); });

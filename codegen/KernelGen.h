@@ -7,13 +7,24 @@
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/OwningOpRef.h"
 
+#include <optional>
 #include <string>
 #include <vector>
 
 namespace mlir::pool {
 
-/// gfx942, gfx950 (AMDGPU), sm_90 (NVIDIA), host (this CPU).
+/// The targets poolc lowers to: gfx942, gfx950 (AMDGPU), sm_90 (NVIDIA),
+/// host (this CPU). One table in KernelGen.cpp gives each its name and the
+/// format of its code in an artifact; everything else asks it.
+enum class Target { Gfx942, Gfx950, Sm90, Host };
+std::optional<Target> parseTarget(llvm::StringRef name);
+const char *targetName(Target target);
+/// The artifact's code format: "amdgpu-code-object-v5", "ptx", "llvm-ir".
+const char *targetCodeFormat(Target target);
+bool isAmdTarget(Target target);
+
 bool isKnownTarget(llvm::StringRef target);
+/// "gfx942, gfx950, sm_90, host".
 const char *knownTargetList();
 
 /// The kernels as MLIR: for a GPU target a gpu.module of gpu.funcs (grid
