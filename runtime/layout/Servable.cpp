@@ -55,6 +55,14 @@ std::optional<ServeRefusal> checkSharedGroup(const ServeShape &s) {
 
 } // namespace
 
+std::optional<std::string> hashBlockSizeRefusal(int64_t blockSize,
+                                                int64_t hashBlockSize) {
+  if (hashBlockSize == blockSize)
+    return std::nullopt;
+  return "must equal block_size " + std::to_string(blockSize) +
+         " (decode-context parallelism > 1 is not supported)";
+}
+
 std::optional<ServeRefusal> checkServableShape(const ServeShape &s) {
   const ServeShapeClass *full = nullptr, *window = nullptr, *transfer = nullptr;
   bool anyPage = false;
@@ -228,11 +236,9 @@ Status checkServable(const SolvedLayout &layout) {
   const SolvedGeometry &geo = layout.geometry;
   if (geo.blockSize < 1)
     return bad("layout.geometry.block_size is not positive");
-  if (geo.hashBlockSize != geo.blockSize)
+  if (auto why = hashBlockSizeRefusal(geo.blockSize, geo.hashBlockSize))
     return bad("layout.geometry.hash_block_size " +
-               std::to_string(geo.hashBlockSize) + " differs from block_size " +
-               std::to_string(geo.blockSize) +
-               " (decode-context parallelism > 1 is not supported)");
+               std::to_string(geo.hashBlockSize) + " " + *why);
   if (auto r = checkServableShape(serveShapeOf(layout)))
     return bad(r->message);
   const SolvedClass *page = layout.page();

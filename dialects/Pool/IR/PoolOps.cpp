@@ -10,6 +10,7 @@
 #include "dialects/Pool/IR/PoolOps.h"
 
 #include "poolrt/Checked.h"
+#include "poolrt/Servable.h"
 #include "poolrt/StateArena.h"
 #include "poolrt/SubPool.h"
 
@@ -42,10 +43,8 @@ LogicalResult ModelOp::verify() {
   // A hash block of several blocks is decode-context parallelism > 1,
   // which the runtime does not serve: the compiler never writes what the
   // runtime would refuse.
-  if (hbs != bs)
-    return emitOpError("hash_block_size ")
-           << hbs << " must equal block_size " << bs
-           << " (decode-context parallelism > 1 is not supported)";
+  if (auto why = poolrt::hashBlockSizeRefusal(bs, hbs))
+    return emitOpError("hash_block_size ") << hbs << " " << *why;
   if (s64(getSlidingWindow()) < 0)
     return emitOpError("sliding_window must be >= 0, got ")
            << s64(getSlidingWindow());

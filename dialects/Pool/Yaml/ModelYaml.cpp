@@ -11,6 +11,7 @@
 #include "dialects/Pool/Yaml/ModelDecl.h"
 
 #include "poolrt/Checked.h"
+#include "poolrt/Servable.h"
 #include "poolrt/StateArena.h"
 
 #include <yaml-cpp/yaml.h>
@@ -354,11 +355,9 @@ public:
     m.hashBlockSize = root["hash_block_size"]
                           ? integer(root["hash_block_size"], "hash_block_size", 1)
                           : m.blockSize;
-    if (m.hashBlockSize != m.blockSize)
+    if (auto why = poolrt::hashBlockSizeRefusal(m.blockSize, m.hashBlockSize))
       fail(root["hash_block_size"], "hash_block_size",
-           "expected block_size " + std::to_string(m.blockSize) +
-               " (decode-context parallelism > 1 is not supported), got " +
-               std::to_string(m.hashBlockSize));
+           std::to_string(m.hashBlockSize) + " " + *why);
     if (root["sliding_window"])
       m.slidingWindow = integer(root["sliding_window"], "sliding_window", 0);
     if (root["speculation_depth"])

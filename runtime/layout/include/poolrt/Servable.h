@@ -32,6 +32,14 @@ namespace poolrt {
 
 struct SolvedLayout;
 
+/// The hash block rule, for every reader of a declaration (the YAML front
+/// end, the dialect's verifier, this rule on a manifest): a prefix-hash block
+/// is one block, since the runtime does not serve decode-context parallelism.
+/// Why `hashBlockSize` is refused, as the words after "hash_block_size N",
+/// or none.
+std::optional<std::string> hashBlockSizeRefusal(int64_t blockSize,
+                                                int64_t hashBlockSize);
+
 /// One entry class as the rule sees it.
 struct ServeShapeClass {
   std::string name;
