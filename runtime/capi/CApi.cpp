@@ -540,7 +540,8 @@ void poolrt_cache_get_counters(const poolrt_cache *c, poolrt_cache_counters *out
   // The C struct is ABI: a counter is a field by hand. The assert says so
   // when CacheFunnel::describe or CacheStats::describe gains one.
   static_assert(sizeof(poolrt_cache_counters) ==
-                    sizeof(int64_t) * (CacheFunnel::count() + CacheStats::count()),
+                    sizeof(int64_t) * (describedCount<CacheFunnel>() +
+                                       describedCount<CacheStats>()),
                 "poolrt_cache_counters lacks a counter that CacheFunnel or "
                 "CacheStats describes");
   CacheFunnel f = c->manager->funnel();

@@ -250,6 +250,14 @@ struct CounterKey {
   const char *key, *family, *label, *help;
 };
 
+/// How many counters `Counters::describe()` names (CacheFunnel,
+/// CacheStats).
+template <class Counters> constexpr int describedCount() {
+  int n = 0;
+  Counters::describe([&](const CounterKey &, auto) { ++n; });
+  return n;
+}
+
 /// Counters that merge across ranks by summation.
 struct CacheFunnel {
   int64_t demandsRecorded = 0;
@@ -283,13 +291,6 @@ struct CacheFunnel {
     f(CounterKey{"blocks_evicted", "blocks_evicted_total", nullptr,
                  "Cached blocks evicted from the index."},
       [](auto &c) -> auto & { return c.blocksEvicted; });
-  }
-
-  /// How many members describe() names.
-  static constexpr int count() {
-    int n = 0;
-    describe([&](const CounterKey &, auto) { ++n; });
-    return n;
   }
 
   CacheFunnel &operator+=(const CacheFunnel &o) {
@@ -331,13 +332,6 @@ struct CacheStats {
     f("compressed_hit", compressedHit());
     f("lost_to_checkpoint", lostToCheckpoint());
     f("lost_unrecoverable", lostUnrecoverable());
-  }
-
-  /// How many counters describe() names.
-  static constexpr int count() {
-    int n = 0;
-    describe([&](const CounterKey &, auto) { ++n; });
-    return n;
   }
 
   CacheStats &operator+=(const CacheStats &o) {
