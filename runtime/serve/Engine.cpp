@@ -1,6 +1,7 @@
 //===- Engine.cpp - The serving loop over a compiled artifact -------------===//
 
 #include "poolrt/serve/Engine.h"
+#include "TierSession.h"
 #include "poolrt/Checked.h"
 #include "poolrt/serve/Mix.h"
 
@@ -48,23 +49,7 @@ struct Engine::Seq {
   bool done = false;
   int64_t decodeSteps = 0;
   // The offload tier.
-  uint64_t tierTicket = 0;            // a fetch in flight (0: none)
-  Clock::time_point tierDeadline;
-  std::vector<int64_t> tierBoundaries; // what the fetch asked for, in tokens
-  bool tierTried = false;             // this admission looked the tier up
-  int tierRetries = 0;                // lookups again after the HBM hit shrank
-  int64_t tierSavedTo = 0;            // boundaries up to here are stored (or skipped)
-  int64_t tierDemand = 0;             // a boundary whose KV the tier has, not its state
-  struct TierRestore {
-    int64_t from = 0, to = 0;         // tokens: the HBM hit, the last boundary
-    struct Object {
-      int64_t boundary = 0; // tokens: where it ends
-      TierBytes bytes;      // validated, shared with the tier
-      TierObjectView view;  // into bytes
-    };
-    std::vector<Object> objects; // in boundary order
-  };
-  std::optional<TierRestore> tierRestore;
+  TierSeqState tier;
 };
 
 struct Engine::Batch {
@@ -78,12 +63,12 @@ struct Engine::Batch {
 };
 
 Engine::~Engine() {
-  transfer_.reset(); // the thread stops before the backend goes
+  if (tier_)
+    tier_->stopTransfer(); // the thread stops before the backend goes
   // The waiting loads' objects and the tier's page-locked buffers go back
   // to the device before it can go.
   seqs_.clear();
-  tier_.reset();
-  tierDevice_.reset();
+  tier_.reset(); // the backend, then the TierDevice
 }
 
 Result<std::unique_ptr<Engine>> Engine::create(const Artifact &artifact,
@@ -173,57 +158,11 @@ Result<std::unique_ptr<Engine>> Engine::create(const Artifact &artifact,
     e->model_ = model.take();
   }
   if (!options.tier.empty() && options.policy.prefixCaching) {
-    auto geo = tierGeometryOf(L);
-    if (!geo.ok())
-      return geo.error();
-    e->tierGeo_ = *geo;
-    int64_t bs = cfg->blockSize;
-    int64_t chunk = options.tierChunkTokens > 0 ? options.tierChunkTokens
-                    : e->cache_->interval() > 0 ? e->cache_->interval()
-                                                : alignUp(256, bs);
-    if (chunk % bs != 0)
-      return Error::invalid("tier: the object size of " + std::to_string(chunk) +
-                            " tokens is not a multiple of the block size " +
-                            std::to_string(bs));
-    if (e->stateful_ && e->cache_->interval() > 0 && chunk % e->cache_->interval() != 0 &&
-        e->cache_->interval() % chunk != 0)
-      return Error::invalid("tier: the object size of " + std::to_string(chunk) +
-                            " tokens and the checkpoint interval of " +
-                            std::to_string(e->cache_->interval()) +
-                            " do not divide one another (a stateful object ends at a "
-                            "checkpoint boundary)");
-    if (chunk > (int64_t(1) << 20))
-      return Error::invalid("tier: objects of " + std::to_string(chunk) +
-                            " tokens (at most 1,048,576)");
-    if (e->stateful_ && !e->tierGeo_.stateful())
-      return Error::invalid("tier: the model's state cannot be checkpointed (a STATE "
-                            "class with transfer none): a tier hit could not restore it");
-    e->tierChunk_ = chunk;
-    // Objects of another namespace (weights), chunk size or hash scheme
-    // are another space: all go into the fingerprint the keys and headers
-    // carry (the keys are prefix hashes: under another scheme the same
-    // bytes would name another prefix).
-    std::string space = options.tierNamespace + "/" + std::to_string(chunk / bs) + "/" +
-                        hashSchemeName(e->cache_->hashScheme());
-    e->tierGeo_.layoutFingerprint = XXH64(space.data(), space.size(), L.layoutFingerprint);
-    auto td = TierDevice::create(L, device, *e->launcher_, e->arena_->base(), e->tierGeo_,
-                                 chunk / bs);
-    if (!td.ok())
-      return td.error();
-    e->tierDevice_ = td.take();
-    // The host level keeps its objects where the device loads them at
-    // link speed (page-locked on a GPU).
-    if (options.sharedTier) {
-      e->tier_ = options.sharedTier;
-    } else {
-      auto t = openTier(options.tier, hostMemoryOf(device));
-      if (!t.ok())
-        return t.error();
-      e->tier_ = t.take();
-    }
-    // Stores queued and not yet written: at most 64 objects' bytes.
-    int64_t objBytes = e->tierDevice_->objectBytes();
-    e->transfer_ = std::make_unique<TierTransfer>(*e->tier_, 64 * objBytes);
+    auto tier = TierSession::create(L, device, *e->launcher_, e->arena_->base(), *e->cache_,
+                                    cfg->blockSize, e->stateful_, options);
+    if (!tier.ok())
+      return tier.error();
+    e->tier_ = tier.take();
   }
   e->counters_.blocksTotal = cfg->numBlocks;
   e->counters_.groupsTotal = cfg->numGroups;
@@ -320,9 +259,9 @@ Status Engine::preempt(Seq &s) {
   if (!d.ok())
     return d;
   s.prefillDone = false;
-  s.tierRestore.reset(); // admitted this pass and not loaded: looked up again
-  s.tierTried = false;
-  s.tierRetries = 0;
+  s.tier.restore.reset(); // admitted this pass and not loaded: looked up again
+  s.tier.tried = false;
+  s.tier.retries = 0;
   ++outcomes_[s.index].preemptions;
   ++counters_.preemptions;
   waiting_.push_front(&s);
@@ -424,9 +363,9 @@ Result<Engine::Batch> Engine::schedule() {
     // fetch is in flight the queue waits (arrival order), unless nothing
     // else would run: then the pass waits for it, up to its deadline.
     int64_t tierTo = cached;
-    if (transfer_) {
+    if (tier_) {
       bool idle = running_.empty() && b.items.empty() && b.tierRestores.empty();
-      auto t = tierAdmit(*s, cached, idle);
+      auto t = tier_->admit(s->tier, s->req, cached, idle, *cache_, counters_);
       if (!t.ok())
         return t.error();
       if (*t < 0)
@@ -440,10 +379,10 @@ Result<Engine::Batch> Engine::schedule() {
     Status a = cache_->allocate(s->req, hit);
     if (!a.ok())
       return a.error();
-    s->tierTried = false;
-    s->tierRetries = 0;
-    if (transfer_) // what the hit covers was stored by whoever computed it
-      s->tierSavedTo = std::max(s->tierSavedTo, cached / tierChunk_ * tierChunk_);
+    s->tier.tried = false;
+    s->tier.retries = 0;
+    if (tier_) // what the hit covers was stored by whoever computed it
+      tier_->admitted(s->tier, cached);
     RequestOutcome &o = outcomes_[s->index];
     o.hitTokens = cached;
     if (o.promptTokens == 0) { // first admission (not a recompute)
@@ -454,7 +393,7 @@ Result<Engine::Batch> Engine::schedule() {
     counters_.prefixHitTokens += cached;
     waiting_.pop_front();
     running_.push_back(s);
-    if (s->tierRestore) {
+    if (s->tier.restore) {
       // Loaded in execute, after the maintenance ops (a queued restore of
       // the HBM hit's checkpoint must not land over the tier's); the
       // request forwards from the pass after.
@@ -611,7 +550,7 @@ Status Engine::execute(Batch &b) {
   if (!m.ok())
     return m;
   for (Seq *s : b.tierRestores) {
-    if (!s->tierRestore) // preempted in the same pass
+    if (!s->tier.restore) // preempted in the same pass
       continue;
     Status t = tierRestore(*s);
     if (!t.ok())
@@ -642,8 +581,8 @@ Status Engine::execute(Batch &b) {
       Status f = forkCopy(s);
       if (!f.ok())
         return f;
-      if (transfer_) {
-        Status t = tierSave(s, it.start + it.count, true);
+      if (tier_) {
+        Status t = tier_->save(s.tier, s.req, it.start + it.count, true, *cache_, counters_);
         if (!t.ok())
           return t;
       }
@@ -686,9 +625,9 @@ Status Engine::execute(Batch &b) {
     Status f = forkCopy(s);
     if (!f.ok())
       return f;
-    if (transfer_) {
+    if (tier_) {
       // Decode: the state holds the committed tokens only without drafts.
-      Status t = tierSave(s, committed, k == 0);
+      Status t = tier_->save(s.tier, s.req, committed, k == 0, *cache_, counters_);
       if (!t.ok())
         return t;
     }
@@ -792,12 +731,8 @@ void Engine::publishSnapshot() {
   }
   counters_.stats = cache_->stats();
   counters_.funnel = cache_->funnel();
-  if (transfer_) {
-    TierTransferCounters t = transfer_->counters(/*latencies=*/false);
-    counters_.tierStoresDone = t.storesDone;
-    counters_.tierStoresFailed = t.storesFailed;
-    counters_.tierBytesStored = t.bytesStored;
-  }
+  if (tier_)
+    tier_->publishCounters(counters_);
   std::lock_guard<std::mutex> lock(snapMutex_);
   published_ = counters_;
 }
@@ -807,246 +742,41 @@ EngineSnapshot Engine::snapshot() const {
   return published_;
 }
 
-// --- the offload tier (specs/tier.md) ---------------------------------------
-
-Result<int64_t> Engine::tierAdmit(Seq &s, int64_t cached, bool mayWait) {
-  Request &r = s.req;
-  int64_t bs = blockSize_, chunk = tierChunk_;
-  // Never the last block: a prefill forwards at least one token.
-  int64_t limit = (r.numTokens() - 1) / bs * bs;
-  // The chained hashes up to the limit, once (cached on the request).
-  std::vector<BlockHash> hashes;
-  auto keyAt = [&](int64_t boundary) {
-    if (hashes.empty())
-      hashes = cache_->prefixHashes(r, limit / bs);
-    return TierKey{tierGeo_.layoutFingerprint, hashes[size_t(boundary / bs - 1)]};
-  };
-  if (s.tierRestore) {
-    // Loaded in an earlier pass that could not admit the request: the HBM
-    // hit may have grown since; keep only what lies past it.
-    Seq::TierRestore &R = *s.tierRestore;
-    while (!R.objects.empty() && R.objects.front().boundary <= cached)
-      R.objects.erase(R.objects.begin());
-    // The objects must start at or before the hit (it may have shrunk:
-    // its blocks or checkpoint evicted), or blocks between would be left
-    // unwritten and published.
-    if (R.to <= cached || R.objects.empty()) {
-      s.tierRestore.reset();
-      return cached;
-    }
-    if (R.objects.front().boundary - tierChunk_ > cached) {
-      s.tierRestore.reset();
-      return tierLookUpAgain(s, cached, mayWait);
-    }
-    R.from = cached;
-    return R.to;
-  }
-  if (s.tierTicket) {
-    if (mayWait)
-      (void)transfer_->wait(s.tierTicket, s.tierDeadline);
-    auto f = transfer_->take(s.tierTicket);
-    if (!f) {
-      if (Clock::now() < s.tierDeadline)
-        return int64_t(-1); // in flight: the queue waits
-      transfer_->cancel(s.tierTicket); // late: recompute, drop what comes
-      s.tierTicket = 0;
-      ++counters_.tierLoadsLate;
-      return cached;
-    }
-    s.tierTicket = 0;
-    Seq::TierRestore R;
-    R.from = cached;
-    int64_t cb = chunk / bs;
-    for (size_t i = 0; i < f->results.size() && i < s.tierBoundaries.size(); ++i) {
-      int64_t boundary = s.tierBoundaries[i];
-      TierGet &g = f->results[i];
-      if (g.fault == TierFault::NotFound)
-        break;
-      if (!g.ok()) {
-        ++counters_.tierLoadsFailed;
-        break;
-      }
-      TierKey key = keyAt(boundary);
-      TierObjectView view;
-      TierResult d = decodeTierObject(g.bytes, key, tierGeo_, cb, view, g.verified);
-      if (!d.ok()) {
-        // Never restored; removed (off the step thread) so no later
-        // lookup finds it.
-        ++counters_.tierObjectsRefused;
-        transfer_->remove(key.text());
-        break;
-      }
-      if (boundary <= cached)
-        continue; // HBM caught up meanwhile
-      bool checkpointed = !view.checkpoint.empty();
-      R.objects.push_back({boundary, std::move(g.bytes), view});
-      // A stateful hit ends at a boundary whose checkpoint is stored.
-      if (!tierGeo_.stateful() || checkpointed)
-        R.to = boundary;
-    }
-    // Objects past the last checkpointed one are not loaded, but they say
-    // where a checkpoint is wanted: this request's forward is cut there
-    // (tierCut), and its save stores that boundary with its state.
-    if (!R.objects.empty() && R.objects.back().boundary > R.to)
-      s.tierDemand = R.objects.back().boundary;
-    while (!R.objects.empty() && R.objects.back().boundary > R.to)
-      R.objects.pop_back();
-    if (R.objects.empty() || R.to <= cached)
-      return cached; // nothing past the hit
-    if (R.objects.front().boundary - chunk > cached)
-      return tierLookUpAgain(s, cached, mayWait); // a gap before the objects
-    s.tierRestore = std::move(R);
-    return s.tierRestore->to;
-  }
-  if (s.tierTried)
-    return cached;
-  s.tierTried = true;
-  int64_t first = (cached / chunk + 1) * chunk;
-  if (first > limit)
-    return cached;
-  ++counters_.tierLookups;
-  // A local tier (memory, disk) is asked here; a remote one (Redis) only
-  // on the transfer thread: the fetch's first key is the lookup, so a dead
-  // or silent server makes this request wait, never the step.
-  // A store still queued counts as held: the fetch reads its bytes.
-  std::string firstKey = keyAt(first).text();
-  if (tier_->local() && !transfer_->storing(firstKey)) {
-    TierResult held = tier_->contains(firstKey);
-    if (!held.ok()) {
-      if (held.fault != TierFault::NotFound)
-        ++counters_.tierLoadsFailed;
-      return cached;
-    }
-  }
-  std::vector<std::string> keys;
-  s.tierBoundaries.clear();
-  for (int64_t b = first; b <= limit; b += chunk) {
-    s.tierBoundaries.push_back(b);
-    keys.push_back(keyAt(b).text());
-  }
-  s.tierTicket = transfer_->fetch(std::move(keys));
-  s.tierDeadline = Clock::now() + std::chrono::milliseconds(options_.tierLoadDeadlineMs);
-  if (mayWait)
-    return tierAdmit(s, cached, true);
-  return int64_t(-1);
-}
-
-Result<int64_t> Engine::tierLookUpAgain(Seq &s, int64_t cached, bool mayWait) {
-  // The HBM hit shrank while the objects were in flight (its blocks or
-  // checkpoint were evicted), so they start past it: blocks between would
-  // be left unwritten. Look the tier up again from the hit as it is now,
-  // once per admission; after that, recompute.
-  if (s.tierRetries >= 1)
-    return cached;
-  ++s.tierRetries;
-  s.tierTried = false;
-  return tierAdmit(s, cached, mayWait);
-}
+// --- the offload tier (specs/tier.md; the session: TierSession.cpp) ----------
 
 Status Engine::tierRestore(Seq &s) {
-  Seq::TierRestore R = std::move(*s.tierRestore);
-  s.tierRestore.reset();
-  Request &r = s.req;
-  int64_t bs = blockSize_, cb = tierChunk_ / bs;
-  if (!cache_->canAppend(r, R.to)) {
-    ++counters_.tierLoadsFailed; // no blocks to land in: recompute
+  auto loaded = tier_->restore(s.tier, s.req, *cache_, *device_, counters_);
+  if (!loaded.ok())
+    return loaded.error();
+  std::optional<TierLoad> load = loaded.take();
+  if (!load) // no blocks to land in: recompute
     return Status::success();
-  }
-  Status a = cache_->appendSlots(r, R.to);
-  if (!a.ok())
-    return a;
-  auto t0 = Clock::now();
-  std::vector<TierDevice::KvLoad> loads;
-  for (const Seq::TierRestore::Object &o : R.objects) {
-    int64_t lastBlock = o.boundary / bs, firstBlock = lastBlock - cb;
-    TierDevice::KvLoad l;
-    l.object = &o.view;
-    l.skip = std::max<int64_t>(0, R.from / bs - firstBlock);
-    for (int64_t j = firstBlock + l.skip; j < lastBlock; ++j)
-      l.blockIds.push_back(r.blockTable[size_t(j)].value);
-    loads.push_back(std::move(l));
-    counters_.tierBytesLoaded += int64_t(o.bytes.size());
-  }
-  if (Status k = tierDevice_->loadKv(loads); !k.ok())
-    return k;
-  if (tierGeo_.stateful()) {
-    // The checkpoint of the last boundary, into the request's own group:
-    // the HBM hit's fork source (if any) is not needed any more.
-    Status k = tierDevice_->loadCheckpoint(R.objects.back().view, cache_->slotKernelId(r.state.group));
-    if (!k.ok())
-      return k;
-    r.state.forkSource = GroupId();
-  }
-  if (Status y = device_->synchronize(); !y.ok())
-    return y;
-  sampleLatency(restoreMicros_, std::chrono::duration<double, std::micro>(Clock::now() - t0).count());
-  Status c = r.setNumCachedTokens(R.to);
-  if (!c.ok())
-    return c;
-  Status h = cache_->hashBlocks(r, R.to - R.from, R.from);
-  if (!h.ok())
-    return h;
   Status f = forkCopy(s);
   if (!f.ok())
     return f;
-  counters_.tierHitTokens += R.to - R.from;
-  outcomes_[s.index].hitTokens = R.to;
-  s.tierSavedTo = std::max(s.tierSavedTo, R.to);
+  tier_->restored(s.tier, *load, counters_);
+  outcomes_[s.index].hitTokens = load->to;
   return Status::success();
 }
 
-Status Engine::tierSave(Seq &s, int64_t end, bool stateAtEnd) {
-  Request &r = s.req;
-  int64_t bs = blockSize_, chunk = tierChunk_, cb = chunk / bs;
-  int64_t next = (s.tierSavedTo / chunk + 1) * chunk;
-  for (int64_t b = next; b <= end; b += chunk) {
-    s.tierSavedTo = b;
-    // The chunks of one save carry the KV; only the one ending where this
-    // forward ended carries the checkpoint (the state of that boundary).
-    bool withState = tierGeo_.stateful() && stateAtEnd && b == end;
-    std::vector<int32_t> ids;
-    for (int64_t j = b / bs - cb; j < b / bs; ++j)
-      ids.push_back(r.blockTable[size_t(j)].value);
-    std::vector<BlockHash> h = cache_->prefixHashes(r, b / bs);
-    TierKey key{tierGeo_.layoutFingerprint, h.back()};
-    auto obj = tierDevice_->save(key, ids, withState ? cache_->slotKernelId(r.state.group) : -1);
-    if (!obj.ok())
-      return obj.error();
-    if (transfer_->store(key.text(), obj.take(), !withState))
-      ++counters_.tierStoresQueued;
-    else
-      ++counters_.tierStoresRefused;
-  }
-  return Status::success();
-}
 int64_t Engine::tierCut(const Seq &s, int64_t start, int64_t chunk) const {
-  // A stateful object is saved only where a forward ends: end one at the
-  // last boundary a later hit can reach (never the prompt's last block),
-  // so the tail up to it is stored with its checkpoint.
-  if (!transfer_ || !tierGeo_.stateful() || chunk <= 0)
+  if (!tier_)
     return chunk;
-  int64_t last = (s.req.numTokens() - 1) / tierChunk_ * tierChunk_;
-  if (s.tierDemand > start && s.tierDemand < start + chunk)
-    last = s.tierDemand; // the furthest object found without a checkpoint
-  if (last <= start || last >= start + chunk)
-    return chunk;
-  const StateGroupPool *g = cache_->groups();
-  if (s.req.state.forkSource.valid() && g && last - start < g->minForkTokens())
-    return chunk; // the forward after a fork must carry its room
-  return last - start;
+  return tier_->cut(s.tier, s.req, start, chunk, *cache_);
 }
+
+int64_t Engine::tierChunkTokens() const { return tier_ ? tier_->chunkTokens() : 0; }
 
 Status Engine::drainTier() {
-  if (!transfer_)
+  if (!tier_)
     return Status::success();
-  return transfer_->drain(std::chrono::milliseconds(options_.tierDrainTimeoutMs));
+  return tier_->drain();
 }
 
 TierLatencies Engine::tierLatencyMicros() const {
-  if (!transfer_)
+  if (!tier_)
     return {};
-  TierTransferCounters c = transfer_->counters();
-  return {c.fetchMicros, c.storeMicros, restoreMicros_};
+  return tier_->latencyMicros();
 }
 
 double ceilingHitRate(const Trace &trace, const std::vector<RequestOutcome> &out,

@@ -55,6 +55,8 @@
 namespace poolrt {
 namespace serve {
 
+class TierSession;
+
 struct ServeOptions {
   /// Requests running at once; 0: the artifact's max_num_seqs.
   int64_t maxNumSeqs = 0;
@@ -193,7 +195,7 @@ public:
   TierLatencies tierLatencyMicros() const;
   bool hasTier() const { return tier_ != nullptr; }
   /// Tokens of one tier object (0 without a tier).
-  int64_t tierChunkTokens() const { return tierChunk_; }
+  int64_t tierChunkTokens() const;
   /// Waits for queued tier stores (ServeOptions::tierDrainTimeoutMs);
   /// run() calls it at the end. Error when they do not land in time.
   Status drainTier();
@@ -222,13 +224,11 @@ private:
   void publishSnapshot();
   int64_t acceptedDrafts(const Seq &s) const;
   int32_t stateId(const Seq &s) const;
-  /// Tier: tokens cached once the tier's objects after `cached` are
-  /// loaded (`cached` when none), or -1 while their fetch is in flight.
-  Result<int64_t> tierAdmit(Seq &s, int64_t cached, bool mayWait);
-  Result<int64_t> tierLookUpAgain(Seq &s, int64_t cached, bool mayWait);
+  /// Tier: the objects `s` was admitted with loaded (TierSession::restore),
+  /// then its fork copy and its hit.
   Status tierRestore(Seq &s);
-  Status tierSave(Seq &s, int64_t end, bool stateAtEnd);
-  /// A prefill chunk cut to end at the last tier boundary of the prompt.
+  /// A prefill chunk cut to end at the last tier boundary of the prompt
+  /// (TierSession::cut; `chunk` without a tier).
   int64_t tierCut(const Seq &s, int64_t start, int64_t chunk) const;
 
   SolvedLayout layout_;
@@ -243,13 +243,9 @@ private:
   /// One group_copy per STATE class of the request's group (a fork copies
   /// every class's entries of the source group).
   std::vector<const KernelInfo *> groupCopies_;
-  // The offload tier (null without one).
-  std::shared_ptr<TierBackend> tier_;
-  std::unique_ptr<TierTransfer> transfer_;
-  TierGeometry tierGeo_;
-  int64_t tierChunk_ = 0; // tokens
-  std::unique_ptr<TierDevice> tierDevice_; // gathers saves, scatters loads
-  std::vector<double> restoreMicros_;      // one per load, on the device
+  // The offload tier (null without one): its backend, transfer thread,
+  // geometry, TierDevice and restore latencies (TierSession.h).
+  std::unique_ptr<TierSession> tier_;
   bool stateful_ = false;
   int64_t maxNumSeqs_ = 0, tokenLimit_ = 0, blockSize_ = 0;
 
