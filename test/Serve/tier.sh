@@ -196,7 +196,12 @@ held = []
 while True:
     c, _ = s.accept(); held.append(c)  # read nothing, answer nothing
 EOF
-sleep 0.3
+# Wait until it listens (an interpreter can take a second to start): probe
+# with bash's own /dev/tcp, up to 20 s.
+for _ in $(seq 200); do
+  (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null && break
+  sleep 0.1
+done
 m=deepseek-v4-flash-dspark-fp8
 start=$(date +%s)
 replay "$m-silent" "$WORK/$m.poolpack" "$WORK/pass1.jsonl" --tier "redis://127.0.0.1:$port" &&
