@@ -45,10 +45,12 @@ Result<CacheManagerConfig> cacheManagerConfig(const SolvedLayout &layout,
       // bytes, or the whole slot without one.
       const KernelInfo *image = layout.kernelByKind("image_gather");
       int64_t imageBytes = image ? image->itemBytes : state->entryBytes;
-      // The units an image spans are the manifest's (the compiler solved
-      // them); create() refuses a count the image does not span.
+      // An artifact's units per image are the manifest's (the compiler
+      // solved them from the image runs its image_gather copies); create()
+      // refuses a count that image does not span. A bare report has no
+      // image kernel and prices the whole slot, so it derives its own.
       std::optional<int64_t> units;
-      if (layout.rowSpace)
+      if (image && layout.rowSpace)
         units = layout.rowSpace->unitsPerCheckpoint;
       auto spec = PagedStateCheckpointSpec::create(
           page->entryBytes, state->entryBytes, t.layoutId, imageBytes, units);
