@@ -63,6 +63,19 @@ std::optional<std::string> hashBlockSizeRefusal(int64_t blockSize,
          " (decode-context parallelism > 1 is not supported)";
 }
 
+std::optional<std::string> windowReserveRefusal(const AttentionPattern &pattern,
+                                                int64_t reserveBlocks,
+                                                int64_t margin, int64_t blockSize) {
+  if (!pattern.isWindow() || pattern.tokens < 1)
+    return std::string("needs a sliding or chunked pattern of >= 1 token");
+  int64_t ring = pattern.ringBlocks(margin, blockSize);
+  if (reserveBlocks <= ring)
+    return "a reserve of " + std::to_string(reserveBlocks) +
+           " blocks per request leaves no room past its ring of " +
+           std::to_string(ring) + " blocks";
+  return std::nullopt;
+}
+
 std::optional<ServeRefusal> checkServableShape(const ServeShape &s) {
   const ServeShapeClass *full = nullptr, *window = nullptr, *transfer = nullptr;
   bool anyPage = false;
@@ -169,15 +182,9 @@ Status checkWindows(const SolvedLayout &layout, const SolvedClass &page) {
       return bad("window class '" + w->name + "' has " + std::to_string(w->entries) +
                  " blocks, fewer than one request's reserve of " +
                  std::to_string(a.reserveBlocks));
-    if (a.tokens < 1)
-      return bad("window class '" + w->name +
-                 "' needs a sliding or chunked pattern of >= 1 token");
-    int64_t ring = a.pattern().ringBlocks(geo.specDepth, geo.blockSize);
-    if (a.reserveBlocks <= ring)
-      return bad("window class '" + w->name + "': a reserve of " +
-                 std::to_string(a.reserveBlocks) +
-                 " blocks per request leaves no room past its ring of " +
-                 std::to_string(ring) + " blocks");
+    if (auto why = windowReserveRefusal(a.pattern(), a.reserveBlocks,
+                                        geo.specDepth, geo.blockSize))
+      return bad("window class '" + w->name + "': " + *why);
   }
   return Status::success();
 }

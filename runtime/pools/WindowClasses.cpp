@@ -4,6 +4,7 @@
 
 #include "CacheManagerDetail.h"
 #include "poolrt/Checked.h"
+#include "poolrt/Servable.h"
 
 #include <algorithm>
 
@@ -30,13 +31,10 @@ WindowSet::create(const CacheManagerConfig &c, BlockPool &fullPool) {
   set->windows_.reserve(c.windowClasses.size());
   for (const WindowClassConfig &wc : c.windowClasses) {
     std::string what = "window class '" + wc.name + "': ";
-    if (!wc.pattern.isWindow() || wc.pattern.tokens < 1)
-      return Error::invalid(what + "needs a sliding or chunked pattern of >= 1 token");
-    int64_t ring = wc.pattern.ringBlocks(c.windowMarginTokens, c.blockSize);
-    if (wc.reserveBlocks <= ring)
-      return Error::invalid(what + "a reserve of " + std::to_string(wc.reserveBlocks) +
-                            " blocks per request leaves no room past its ring of " +
-                            std::to_string(ring) + " blocks");
+    // The rule a manifest is checked by (poolrt/Servable.h), same words.
+    if (auto why = windowReserveRefusal(wc.pattern, wc.reserveBlocks,
+                                        c.windowMarginTokens, c.blockSize))
+      return Error::invalid(what + *why);
     if (wc.numBlocks < 0)
       return Error::invalid(what + "negative block count");
     Window w;

@@ -113,3 +113,19 @@ TEST(Servable, TwoFullPageClassesAreRefused) {
   ASSERT_TRUE(r);
   EXPECT_EQ(r->subject, "other");
 }
+
+// The window reserve rule the manifest check and WindowSet::create share:
+// a sliding window of 128 tokens at block 16 with no margin keeps a ring
+// of ceil(127 / 16) + 1 = 9 blocks, so a reserve must be at least 10.
+TEST(Servable, AWindowReserveMustPassItsRing) {
+  AttentionPattern sliding{AttentionKind::Sliding, 128};
+  auto nine = windowReserveRefusal(sliding, 9, 0, 16);
+  ASSERT_TRUE(nine);
+  EXPECT_EQ(*nine, "a reserve of 9 blocks per request leaves no room past its "
+                   "ring of 9 blocks");
+  EXPECT_FALSE(windowReserveRefusal(sliding, 10, 0, 16));
+  // A margin of rolled-back tokens widens the ring: 127 + 16 -> 9 + 1.
+  EXPECT_TRUE(windowReserveRefusal(sliding, 10, 16, 16));
+  EXPECT_TRUE(windowReserveRefusal(AttentionPattern{AttentionKind::Full, 0}, 10, 0, 16));
+  EXPECT_TRUE(windowReserveRefusal(AttentionPattern{AttentionKind::Sliding, 0}, 10, 0, 16));
+}

@@ -20,6 +20,7 @@
 #ifndef POOLRT_SERVABLE_H
 #define POOLRT_SERVABLE_H
 
+#include "poolrt/Attention.h"
 #include "poolrt/Status.h"
 #include "poolrt/TransferKind.h"
 
@@ -39,6 +40,15 @@ struct SolvedLayout;
 /// or none.
 std::optional<std::string> hashBlockSizeRefusal(int64_t blockSize,
                                                 int64_t hashBlockSize);
+
+/// The window class rule, for the serve rule on a manifest and for the
+/// pools' own WindowSet::create: a sliding or chunked pattern of >= 1
+/// token, and a per-request reserve that passes its ring (of `margin`
+/// rolled-back tokens at `blockSize`). Why not, as the words after
+/// "window class 'NAME': ", or none.
+std::optional<std::string> windowReserveRefusal(const AttentionPattern &pattern,
+                                                int64_t reserveBlocks,
+                                                int64_t margin, int64_t blockSize);
 
 /// One entry class as the rule sees it.
 struct ServeShapeClass {
