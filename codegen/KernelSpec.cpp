@@ -336,6 +336,45 @@ void arenaKernels(ModelOp model, RowSpaceOp rs, std::vector<KernelSpec> &out) {
   }
 }
 
+/// A flat model whose one STATE class forks one entry per request keeps its
+/// checkpoints as images in PAGE units, as a copy class does
+/// (specs/checkpoint-placement.md): they share the block pool's bytes and
+/// its eviction instead of a state group each. The image is the class's
+/// image_gather (its carried ranges), cut against the PAGE class's block,
+/// which must be one region (a unit is one PAGE entry). Not with drafts
+/// (entries_per_req > 1) or several STATE classes: those keep fork groups.
+void forkImageKernels(ModelOp model, std::vector<KernelSpec> &out) {
+  EntryClassOp state, page;
+  int states = 0;
+  for (EntryClassOp c : model.getEntryClasses()) {
+    if (c.isWindow())
+      return;
+    if (c.isPage()) {
+      page = c;
+    } else {
+      state = c;
+      ++states;
+    }
+  }
+  if (states != 1 || !page || !state.getTransferAttr() ||
+      state.getTransferAttr().getKind() != "fork" ||
+      int64_t(state.getEntriesPerReq()) != 1 || !page.getEntries())
+    return;
+  const KernelSpec *image = nullptr, *unit = nullptr;
+  for (const KernelSpec &k : out) {
+    if (k.name == "pool_image_gather_" + state.getName().str())
+      image = &k;
+    if (k.name == "pool_block_gather_" + page.getName().str())
+      unit = &k;
+  }
+  if (!image || !unit || unit->itemBytes <= 0 ||
+      unit->itemBytes != unit->stagingStride || unit->segments.size() != 1)
+    return;
+  KernelSpec store = imageStoreOf(*image, *unit, i64(page.getEntries()));
+  out.push_back(finish(store));
+  out.push_back(finish(scatterOf(out.back(), "pool_image_restore", "image_restore")));
+}
+
 std::string idName(const KernelSpec &k, IdSource s) {
   switch (s) {
   case IdSource::PairFirst:
@@ -378,6 +417,8 @@ mlir::pool::deriveKernelSpecs(ModelOp model) {
   if (rs)
     rowSpaceKernels(model, rs, out);
   arenaKernels(model, rs, out);
+  if (!rs)
+    forkImageKernels(model, out);
   return out;
 }
 

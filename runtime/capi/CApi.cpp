@@ -553,6 +553,17 @@ void poolrt_cache_get_counters(const poolrt_cache *c, poolrt_cache_counters *out
   out->checkpoints_evicted = f.fates.evicted;
   out->checkpoints_orphaned = f.fates.orphaned;
   out->blocks_evicted = f.blocksEvicted;
+  int64_t *kinds[][3] = {
+      {&out->taken_prompt_end, &out->dropped_prompt_end, &out->read_back_prompt_end},
+      {&out->taken_branch, &out->dropped_branch, &out->read_back_branch},
+      {&out->taken_response_end, &out->dropped_response_end, &out->read_back_response_end},
+      {&out->taken_ladder, &out->dropped_ladder, &out->read_back_ladder}};
+  static_assert(sizeof(kinds) / sizeof(kinds[0]) == kNumCheckpointKinds);
+  for (int k = 0; k < kNumCheckpointKinds; ++k) {
+    *kinds[k][0] = f.taken[k];
+    *kinds[k][1] = f.dropped[k];
+    *kinds[k][2] = f.readBack[k];
+  }
   const CacheStats &st = c->manager->stats();
   out->requests = st.requests;
   out->full_tokens = st.fullTokens;

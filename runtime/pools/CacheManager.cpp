@@ -16,6 +16,20 @@ namespace poolrt {
 
 StateClass::~StateClass() = default;
 
+const char *checkpointKindName(CheckpointKind k) {
+  switch (k) {
+  case CheckpointKind::PromptEnd:
+    return "prompt_end";
+  case CheckpointKind::Branch:
+    return "branch";
+  case CheckpointKind::ResponseEnd:
+    return "response_end";
+  case CheckpointKind::Ladder:
+    return "ladder";
+  }
+  return "?";
+}
+
 int64_t PagedCheckpointClass::resumableHit(const Request &r, int64_t hit,
                                            const std::vector<BlockHash> &hashes,
                                            bool assume) const {
@@ -84,6 +98,9 @@ CacheManager::create(const CacheManagerConfig &c) {
   std::unique_ptr<CacheManager> m(new CacheManager());
   m->blockSize_ = c.blockSize;
   m->prefixCaching_ = c.policy.prefixCaching;
+  m->promptEnd_ = c.policy.promptEndCheckpoints;
+  m->branch_ = c.policy.branchCheckpoints;
+  m->responseEnd_ = c.policy.responseEndCheckpoints;
   if (c.policy.hashScheme != HashScheme::Xxh3 && c.policy.hashScheme != HashScheme::Xxh64)
     return Error::invalid("cache policy: hash scheme " +
                           std::to_string(int(c.policy.hashScheme)) +
@@ -158,6 +175,43 @@ CacheManager::create(const CacheManagerConfig &c) {
     return windows.error();
   m->windows_ = windows.take();
   return m;
+}
+
+void CacheManager::noteKind(BlockHash h, CheckpointKind kind) {
+  kindOf_[h] = kind;
+  // Labels of checkpoints that are gone only cost memory: drop them once
+  // they outnumber what the pools can hold a few times over.
+  size_t cap = 4 * size_t(groups_->numGroups() +
+                          (store_ ? store_->numRecords() : 0)) + 1024;
+  if (kindOf_.size() <= cap)
+    return;
+  for (auto it = kindOf_.begin(); it != kindOf_.end();) {
+    bool live = store_ ? store_->containsOrPending(it->first)
+                       : groups_->lookupGroup(it->first).valid();
+    it = live ? std::next(it) : kindOf_.erase(it);
+  }
+}
+
+bool CacheManager::worthTaking(CheckpointKind kind) {
+  // A turn's two ends are substitutes: the next turn of a conversation
+  // resumes from one or the other (the response end when it extends the
+  // generated tokens, the prompt end when it does not, as in a replayed
+  // trace whose responses are not the model's). Once one of them has been
+  // read back kSubstituteEvidence times and the other under an eighth as
+  // often, the other is kept only every kExplore-th time, so its bytes go
+  // to the blocks and to the end that is read.
+  constexpr int64_t kSubstituteEvidence = 16, kExplore = 8;
+  CheckpointKind other;
+  if (kind == CheckpointKind::PromptEnd)
+    other = CheckpointKind::ResponseEnd;
+  else if (kind == CheckpointKind::ResponseEnd)
+    other = CheckpointKind::PromptEnd;
+  else
+    return true;
+  int64_t mine = funnel_.readBack[int(kind)], theirs = funnel_.readBack[int(other)];
+  if (theirs < kSubstituteEvidence || mine * 8 >= theirs)
+    return true;
+  return ++skipped_[int(kind)] % kExplore == 0;
 }
 
 void CacheManager::dropCheckpointOf(BlockHash h) {
@@ -266,20 +320,52 @@ int64_t CacheManager::checkpointLimit(const Request &r) const {
   return span / interval_ * interval_;
 }
 
+int64_t CacheManager::promptEndPos(const Request &r) const {
+  if (!promptEnd_)
+    return 0;
+  return r.numPromptTokens / hashBlockSize() * hashBlockSize();
+}
+
+int64_t CacheManager::responseEndPos(const Request &r) const {
+  // The tokens committed when the response ends: all but the last sampled.
+  if (!responseEnd_ || r.responseEnd <= r.numPromptTokens)
+    return 0;
+  int64_t at = (r.responseEnd - 1) / hashBlockSize() * hashBlockSize();
+  return at > r.numPromptTokens ? at : 0;
+}
+
+std::optional<CheckpointKind>
+CacheManager::placementAt(const Request &r, int64_t pos, bool aimed) const {
+  if (pos <= 0)
+    return std::nullopt;
+  if (aimed) {
+    // A prefill chunk ends here (finalizePrefillChunk cut it on a target).
+    if (pos == r.checkpointDemandPos && (branch_ || interval_ > 0))
+      return branch_ ? CheckpointKind::Branch : CheckpointKind::Ladder;
+    if (pos == promptEndPos(r))
+      return CheckpointKind::PromptEnd;
+    if (interval_ > 0 && pos % interval_ == 0)
+      return CheckpointKind::Ladder;
+    return std::nullopt;
+  }
+  if (pos % hashBlockSize() != 0)
+    return std::nullopt;
+  if (pos == responseEndPos(r))
+    return CheckpointKind::ResponseEnd;
+  if (interval_ > 0 && pos - r.lastCheckpointPos >= interval_)
+    return CheckpointKind::Ladder; // the spacing rule, from the last kept one
+  return std::nullopt;
+}
+
 std::vector<StateClass *>
 CacheManager::checkpointersAt(const Request &r, int64_t pos,
                               std::optional<int64_t> nextForward,
                               bool aimed) const {
-  if (interval_ <= 0 || pos <= 0)
+  if (!placementAt(r, pos, aimed))
     return {};
-  if (aimed) {
-    if (pos % interval_ != 0 && pos != r.checkpointDemandPos)
-      return {};
-  } else if (pos % hashBlockSize() != 0 ||
-             pos - r.lastCheckpointPos < interval_) {
-    return {}; // the spacing rule, from the last kept checkpoint
-  }
-  int64_t next = nextForward.value_or(r.numPromptTokens - pos);
+  // The forward after the prompt's end is a decode: it carries a token.
+  int64_t next = nextForward.value_or(
+      pos == r.numPromptTokens ? 1 : r.numPromptTokens - pos);
   std::vector<StateClass *> out;
   for (StateClass *c : applicable(r))
     if (double(next) >= c->successorRoom())
@@ -294,10 +380,17 @@ int64_t CacheManager::checkpointCut(Request &r, int64_t start, int64_t end) {
     rung = std::min(end, limit) / interval_ * interval_;
   int64_t demand = r.checkpointDemandPos;
   int64_t target = std::max(rung, demand <= end ? demand : 0);
+  if (target > rung && target < end && target > start)
+    ++funnel_.chunksCutForDemand;
+  // The prompt's end, when the chunk passes it (a chunk that ends on the
+  // prompt's last token reaches the boundary only if it is that token). The
+  // earliest target in the chunk wins: the next chunk reaches the others.
+  int64_t prompt = promptEndPos(r);
+  if (prompt > start && prompt < end && (target <= start || prompt < target) &&
+      !applicable(r).empty())
+    target = prompt;
   if (target <= start)
     return 0;
-  if (target > rung && target < end)
-    ++funnel_.chunksCutForDemand;
   return target;
 }
 
@@ -306,7 +399,8 @@ void CacheManager::recordDemand(Request &r, int64_t hit, int64_t compressedHit,
   int64_t wanted =
       hit < compressedHit ? gatedHit(r, compressedHit, hashes, true) : hit;
   r.numWantedHitBlocks = wanted;
-  int64_t demand = interval_ > 0 && wanted > hit ? wanted * hashBlockSize() : 0;
+  int64_t demand =
+      (interval_ > 0 || branch_) && wanted > hit ? wanted * hashBlockSize() : 0;
   r.checkpointDemandPos = demand;
   if (demand && !r.demandCounted) {
     ++funnel_.demandsRecorded;
@@ -642,6 +736,11 @@ Status CacheManager::allocateBlocksAndState(Request &r, int64_t numCached) {
     return s;
   r.numCachedTokens = numCached * hashBlockSize();
   countAdmission(stats_, r, numCached, hashBlockSize());
+  if (numCached > 0 && groups_->holdsState(r.state)) {
+    auto it = kindOf_.find(r.hashCache[size_t(numCached - 1)]);
+    if (it != kindOf_.end())
+      ++funnel_.readBack[int(it->second)];
+  }
   return Status::success();
 }
 
@@ -690,13 +789,27 @@ Status CacheManager::hashBlocks(Request &r, int64_t numNew,
   }
   int64_t pos = base + numNew;
   std::vector<StateClass *> kept = checkpointersAt(r, pos, nextForward, aimed);
+  if (kept.empty())
+    return Status::success();
+  CheckpointKind kind = *placementAt(r, pos, aimed);
+  if (!worthTaking(kind))
+    return Status::success();
+  CheckpointFates before = funnel().fates;
   for (StateClass *c : kept) {
     Status s = c->checkpoint(r, end, last);
     if (!s.ok())
       return s;
   }
-  if (!kept.empty())
-    r.lastCheckpointPos = pos;
+  r.lastCheckpointPos = pos;
+  CheckpointFates after = funnel().fates;
+  // A copy class only records the intent here: its store counts it later
+  // (kept or dropped), so the intent counts as taken.
+  int k = int(kind);
+  if (after.dropped > before.dropped)
+    ++funnel_.dropped[k];
+  else
+    ++funnel_.taken[k];
+  noteKind(last, kind);
   return Status::success();
 }
 
@@ -767,7 +880,9 @@ Status CacheManager::deallocate(Request &r) {
   r.lastCheckpointPos = 0;
   if (store_) {
     liveIds_.erase(r.id);
-    store_->forgetRequester(r.id);
+    // Its last checkpoint (a response end, say) still lands: the slot's
+    // bytes stay until the batch's stores ran.
+    store_->detachRequester(r.id);
     if (r.state.group.valid())
       store_->cancelQueuedRestore(SlotIndex(r.state.group.value));
   }

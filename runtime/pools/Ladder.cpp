@@ -169,6 +169,7 @@ Result<Ladder> checkpointLadder(const CacheManagerConfig &config,
       for (int64_t i = 0; i < q.tailTokens; ++i)
         r.tokens.push_back(tailBase(k) + i);
     r.numPromptTokens = r.numTokens();
+    r.responseEnd = r.numPromptTokens + q.outputTokens;
     auto one = serve(m, r, k, roles[k], q);
     if (!one.ok())
       return one.error();

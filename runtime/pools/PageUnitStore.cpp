@@ -396,11 +396,21 @@ void PageUnitCheckpointStore::forgetRequester(int64_t requester) {
       intents.end());
 }
 
+void PageUnitCheckpointStore::detachRequester(int64_t requester) {
+  for (Intent &i : intents)
+    if (i.requester == requester && !i.detached) {
+      i.requester = nextDetached++;
+      i.detached = true;
+      ++numDetached;
+    }
+}
+
 PageUnitCheckpointStore::CheckpointOps
 PageUnitCheckpointStore::takeCheckpointOps() {
   CheckpointOps ops;
   std::vector<Intent> pending;
   pending.swap(intents);
+  numDetached = 0;
   for (const Intent &i : pending) {
     if (i.srcSlot.value < 0 || containsOrPending(i.hash))
       continue;

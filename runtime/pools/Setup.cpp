@@ -31,7 +31,22 @@ Result<CacheManagerConfig> cacheManagerConfig(const SolvedLayout &layout,
   if (state) {
     c.numGroups = layout.stateGroupCount();
     const SolvedTransfer &t = *state->transfer;
-    if (t.kind == TransferKind::Fork) {
+    const KernelInfo *store = layout.kernelByKind("image_store");
+    const KernelInfo *restore = layout.kernelByKind("image_restore");
+    const KernelInfo *image = layout.kernelByKind("image_gather");
+    if (t.kind == TransferKind::Fork && policy.forkCheckpointsInPageUnits &&
+        !layout.rowSpace && stateful.size() == 1 && store && restore && image &&
+        store->idsPerItem > 1) {
+      // A fork class whose artifact stores images in PAGE units (codegen's
+      // forkImageKernels): its checkpoints are the PAGE-unit store's, the
+      // groups plain slots. The units per image are the kernel's.
+      auto spec = PagedStateCheckpointSpec::create(
+          page->entryBytes, state->entryBytes, "fork:" + state->name,
+          image->itemBytes, store->idsPerItem - 1);
+      if (!spec.ok())
+        return spec.error();
+      c.pagedCheckpoints = *spec;
+    } else if (t.kind == TransferKind::Fork) {
       // The group moves as one, with the largest successor room.
       int64_t room = 0;
       for (const SolvedClass *s : stateful)
@@ -43,7 +58,6 @@ Result<CacheManagerConfig> cacheManagerConfig(const SolvedLayout &layout,
     } else if (t.kind == TransferKind::Copy) {
       // Page unit = a PAGE entry; image = the image_gather kernel's item
       // bytes, or the whole slot without one.
-      const KernelInfo *image = layout.kernelByKind("image_gather");
       int64_t imageBytes = image ? image->itemBytes : state->entryBytes;
       // An artifact's units per image are the manifest's (the compiler
       // solved them from the image runs its image_gather copies); create()

@@ -190,6 +190,7 @@ void Engine::submit(const Trace &trace) {
     } else {
       s->req.tokens = t.prompt;
       s->req.numPromptTokens = int64_t(t.prompt.size());
+      s->req.responseEnd = s->req.numPromptTokens + s->maxOutput;
     }
     seqs_.push_back(std::move(s));
   }
@@ -538,6 +539,7 @@ Status Engine::finishSeq(Seq &s) {
     f->req.tokens.insert(f->req.tokens.end(), f->followUpTokens.begin(),
                          f->followUpTokens.end());
     f->req.numPromptTokens = f->req.numTokens();
+    f->req.responseEnd = f->req.numPromptTokens + f->maxOutput;
     if (refuseIfTooLong(*f))
       continue;
     waiting_.push_back(f);

@@ -22,6 +22,7 @@ std::unique_ptr<CacheManager> manager(int64_t blockSize, const std::string &tran
   c.numGroups = groups;
   c.policy.checkpointIntervalTokens = interval;
   c.policy.hashScheme = HashScheme::Xxh64; // the reference's chain
+  c.policy.placeAsReference();
   if (transfer.rfind("fork(", 0) == 0)
     c.transfer = StateTransfer::fork(int64_t(std::stoll(transfer.substr(5)))).value();
   else

@@ -46,7 +46,12 @@ int main(int argc, char **argv) {
       region = c.regionOffset.value_or(0);
     }
   int64_t groupBytes = perReq * entryBytes;
-  auto cfgOr = cacheManagerConfig(*artifact, CachePolicy{4 * blockSize, true});
+  // The group path and the reference's ladder: page-unit fork checkpoints
+  // and the sparse placement are the serving tests' (serve-identity).
+  CachePolicy policy{4 * blockSize, true};
+  policy.placeAsReference();
+  policy.forkCheckpointsInPageUnits = false;
+  auto cfgOr = cacheManagerConfig(*artifact, policy);
   expect(cfgOr.ok() && cfgOr->transfer.forks() && cfgOr->transfer.forkTokens() == 1,
          "a fork(1) configuration from the artifact");
   if (!cfgOr.ok())

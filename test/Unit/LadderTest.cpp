@@ -22,6 +22,7 @@ CacheManagerConfig forkConfig(int64_t groups) {
   c.numGroups = groups;
   c.transfer = StateTransfer::fork(1).value();
   c.policy.checkpointIntervalTokens = 64;
+  c.policy.placeAsReference();
   return c;
 }
 
@@ -119,6 +120,7 @@ TEST(Ladder, StatelessHitsWhateverIsIndexed) {
 TEST(Ladder, SnapsTheIntervalAndSaysSo) {
   CacheManagerConfig c = forkConfig(16);
   c.policy.checkpointIntervalTokens = 70; // snapped to 64
+  c.policy.placeAsReference();
   LadderQuery q;
   q.promptTokens = 200;
   q.maxBatchedTokens = 64;

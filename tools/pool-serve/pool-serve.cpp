@@ -36,6 +36,7 @@
 #include <cinttypes>
 #include <cstdio>
 #include <memory>
+#include <set>
 #include <thread>
 
 using namespace poolrt;
@@ -50,6 +51,8 @@ struct Args {
   int64_t ranks = 1;
   int64_t numSpec = 0, maxNumSeqs = 0, maxBatchedTokens = 2048;
   int64_t interval = kDefaultCheckpointInterval, acceptPercent = 70;
+  std::vector<std::string> checkpointAt{"prompt-end", "branch", "response-end"};
+  std::string forkCheckpoints = "page-units";
   int64_t prefixOutputTokens = 16, maxModelLen = 0, lingerMs = 0, boundaryChurn = 0;
   uint64_t seed = 1;
   std::string progress = "auto";
@@ -93,6 +96,15 @@ std::string summaryJson(const Args &a, const RankSet &set, const Trace &trace,
   j["prefix_cache"] = !a.noPrefixCache;
   j["block_hash"] = a.blockHash;
   j["checkpoint_interval_tokens"] = e.layout().geometry.blockSize > 0 ? a.interval : 0;
+  j["checkpoint_at"] = a.checkpointAt;
+  {
+    // Where the checkpoints live: images in the blocks' PAGE units, state
+    // groups, or nowhere (a stateless model).
+    const CacheManager &cm = e.cache();
+    j["checkpoint_store"] = cm.pagedStore()                                  ? "page-units"
+                            : cm.groups() && cm.groups()->numGroups() > 0 ? "groups"
+                                                                           : "none";
+  }
   j["num_spec"] = a.numSpec;
   j["max_num_seqs"] = e.maxNumSeqs();
   j["max_batched_tokens"] = a.maxBatchedTokens;
@@ -314,6 +326,16 @@ int replay(const Args &a) {
   o.policy.prefixCaching = !a.noPrefixCache;
   o.policy.hashScheme = *parseHashScheme(a.blockHash); // CLI11 checked the name
   o.policy.checkpointIntervalTokens = a.interval;
+  {
+    std::set<std::string> at;
+    for (const std::string &p : a.checkpointAt)
+      if (p != "ladder")
+        at.insert(p);
+    o.policy.promptEndCheckpoints = at.count("prompt-end") > 0;
+    o.policy.branchCheckpoints = at.count("branch") > 0;
+    o.policy.responseEndCheckpoints = at.count("response-end") > 0;
+    o.policy.forkCheckpointsInPageUnits = a.forkCheckpoints == "page-units";
+  }
   o.maxModelLen = a.maxModelLen;
   o.elasticBoundary = !a.fixedBoundary;
   o.boundaryChurn = a.boundaryChurn;
@@ -454,6 +476,17 @@ int main(int argc, char **argv) {
   rep->add_option("--checkpoint-interval", a.interval,
                   "state checkpoint interval in tokens (0: ladder off)")
       ->check(CLI::Range(int64_t(0), int64_t(1) << 40));
+  rep->add_option("--checkpoint-at", a.checkpointAt,
+                  "where a stateful model keeps checkpoints besides the ladder: "
+                  "prompt-end, branch, response-end (default all three; "
+                  "'ladder' alone: the reference's ladder and demand rungs)")
+      ->delimiter(',')
+      ->check(CLI::IsMember({"prompt-end", "branch", "response-end", "ladder"}));
+  rep->add_option("--fork-checkpoints", a.forkCheckpoints,
+                  "where a fork model keeps checkpoints: page-units (images in the "
+                  "block pool's bytes, when the artifact has image_store kernels; "
+                  "default) or groups (a free state group each)")
+      ->check(CLI::IsMember({"page-units", "groups"}));
   rep->add_option("--seed", a.seed, "seed of the draft acceptance");
   rep->add_option("--prefix-output-tokens", a.prefixOutputTokens,
                   "output length of shared-prefix trace requests")

@@ -214,6 +214,12 @@ typedef struct {
    * unrecoverable = (compressed - wanted)/full. */
   int64_t requests, full_tokens, cached_tokens, wanted_tokens,
       compressed_tokens;
+  /* State checkpoints by placement (prompt end, branch point, response
+   * end, ladder): taken, dropped for want of room, read back by a hit. */
+  int64_t taken_prompt_end, dropped_prompt_end, read_back_prompt_end;
+  int64_t taken_branch, dropped_branch, read_back_branch;
+  int64_t taken_response_end, dropped_response_end, read_back_response_end;
+  int64_t taken_ladder, dropped_ladder, read_back_ladder;
 } poolrt_cache_counters;
 void poolrt_cache_get_counters(const poolrt_cache *c, poolrt_cache_counters *out);
 

@@ -43,6 +43,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <unordered_map>
 #include <unordered_set>
 #include <vector>
 
@@ -67,6 +68,10 @@ struct Request {
   bool demandCounted = false;
   bool demandDeclined = false;
   int64_t lastCheckpointPos = 0;
+  /// Tokens the request will hold when its response ends (prompt + the
+  /// output it may generate; 0: unknown). The response-end checkpoint is
+  /// the last hash-block boundary its committed tokens reach.
+  int64_t responseEnd = 0;
   StateHolder state; // group, fork source, hasPerReqCache, numTokens
   /// The tenant's cache salt (vLLM's cache_salt): requests hit only blocks
   /// published under the same salt. Set it before the first canAllocate;
@@ -206,6 +211,19 @@ struct WindowClassConfig {
   int64_t reserveBlocks = 0;
 };
 
+/// Where a stateful model keeps a checkpoint (specs/checkpoint-placement.md).
+/// The ladder is the reference's grid (every `interval` tokens, and the
+/// decode spacing rule); the others are where reuse is.
+enum class CheckpointKind : uint8_t {
+  PromptEnd,   // the last hash-block boundary a prompt reaches
+  Branch,      // where the request's prefix left the cached one (the demand)
+  ResponseEnd, // the last boundary its response's committed tokens reach
+  Ladder,      // a grid rung, or the decode spacing rule
+};
+constexpr int kNumCheckpointKinds = 4;
+/// "prompt_end", "branch", "response_end", "ladder".
+const char *checkpointKindName(CheckpointKind k);
+
 /// Run-time policy: what the artifact does not fix and an engine chooses.
 struct CachePolicy {
   /// >= 0 (0: ladder off); CacheManager::create refuses a negative one
@@ -215,6 +233,22 @@ struct CachePolicy {
   /// The chain the prefix hashes use (BlockHash.h): XXH3 unless the engine
   /// must match hashes computed the reference's way.
   HashScheme hashScheme = HashScheme::Xxh3;
+  /// Sparse placement: a checkpoint at each prompt's end, at the branch
+  /// point where a request leaves a cached prefix (the demand, kept with
+  /// the ladder off too), and at each response's end. Off: the ladder and
+  /// its demand rungs only, as the reference places them.
+  bool promptEndCheckpoints = true;
+  bool branchCheckpoints = true;
+  bool responseEndCheckpoints = true;
+  /// A fork class whose artifact has image_store / image_restore kernels
+  /// keeps its checkpoints as images in PAGE units, priced against the
+  /// blocks (cacheManagerConfig). Off: a free state group per checkpoint.
+  bool forkCheckpointsInPageUnits = true;
+
+  /// The reference's placement: the ladder and its demand rungs only.
+  void placeAsReference() {
+    promptEndCheckpoints = branchCheckpoints = responseEndCheckpoints = false;
+  }
 };
 
 /// What a cache manager is built from. The counts are the compiler's
@@ -265,6 +299,11 @@ struct CacheFunnel {
   int64_t chunksCutForDemand = 0;
   CheckpointFates fates;
   int64_t blocksEvicted = 0;
+  /// Per CheckpointKind: checkpoints taken (kept), refused for want of room
+  /// (dropped), and resumed by an admission (read back).
+  int64_t taken[kNumCheckpointKinds] = {};
+  int64_t dropped[kNumCheckpointKinds] = {};
+  int64_t readBack[kNumCheckpointKinds] = {};
 
   /// The one description of the members: f(CounterKey, get) for each, where
   /// get(funnel) is the member (const or not). Summation, every writer and
@@ -291,6 +330,24 @@ struct CacheFunnel {
     f(CounterKey{"blocks_evicted", "blocks_evicted_total", nullptr,
                  "Cached blocks evicted from the index."},
       [](auto &c) -> auto & { return c.blocksEvicted; });
+#define POOLRT_KIND_COUNTERS(kind, i, first)                                   \
+  f(CounterKey{"taken_" kind, "checkpoints_by_kind_total",                     \
+               "kind=\"" kind "\",event=\"taken\"",                            \
+               first ? "State checkpoints by placement: taken, dropped for "   \
+                       "want of room, read back by a hit."                     \
+                     : nullptr},                                               \
+    [](auto &c) -> auto & { return c.taken[i]; });                             \
+  f(CounterKey{"dropped_" kind, "checkpoints_by_kind_total",                   \
+               "kind=\"" kind "\",event=\"dropped\"", nullptr},                \
+    [](auto &c) -> auto & { return c.dropped[i]; });                           \
+  f(CounterKey{"read_back_" kind, "checkpoints_by_kind_total",                 \
+               "kind=\"" kind "\",event=\"read_back\"", nullptr},              \
+    [](auto &c) -> auto & { return c.readBack[i]; });
+    POOLRT_KIND_COUNTERS("prompt_end", 0, true)
+    POOLRT_KIND_COUNTERS("branch", 1, false)
+    POOLRT_KIND_COUNTERS("response_end", 2, false)
+    POOLRT_KIND_COUNTERS("ladder", 3, false)
+#undef POOLRT_KIND_COUNTERS
   }
 
   CacheFunnel &operator+=(const CacheFunnel &o) {
@@ -386,8 +443,11 @@ public:
   const std::string &snapWarning() const { return snapWarning_; }
   BlockPool &blocks() { return *blocks_; }
   StateGroupPool *groups() { return groups_.get(); }
-  /// The PAGE-unit store (copy classes only).
+  const StateGroupPool *groups() const { return groups_.get(); }
+  /// The PAGE-unit store (copy classes, and fork classes whose artifact
+  /// stores images in PAGE units).
   PageUnitCheckpointStore *pagedStore() { return store_.get(); }
+  const PageUnitCheckpointStore *pagedStore() const { return store_.get(); }
   /// At batch construction: the image copies to run (stores of kept
   /// checkpoints, restores into resumed slots).
   PageUnitCheckpointStore::CheckpointOps takeStateMaintenanceOps();
@@ -493,6 +553,14 @@ private:
   std::vector<StateClass *> checkpointersAt(const Request &r, int64_t pos,
                                             std::optional<int64_t> nextForward,
                                             bool aimed) const;
+  /// The placement that keeps a checkpoint at `pos`, if any (aimed: a
+  /// prefill chunk's end; otherwise a decode step's committed tokens).
+  std::optional<CheckpointKind> placementAt(const Request &r, int64_t pos,
+                                            bool aimed) const;
+  /// The prompt-end boundary of `r` (0: none, or the placement is off).
+  int64_t promptEndPos(const Request &r) const;
+  /// The response-end boundary of `r` (0: none, or the placement is off).
+  int64_t responseEndPos(const Request &r) const;
   /// Where the ladder or the recorded demand cuts a chunk [start, end)
   /// (0: no cut); counts a cut made for demand.
   int64_t checkpointCut(Request &r, int64_t start, int64_t end);
@@ -527,6 +595,11 @@ private:
 
   int64_t blockSize_ = 0, interval_ = 0;
   bool prefixCaching_ = true;
+  bool promptEnd_ = true, branch_ = true, responseEnd_ = true;
+  /// The placement of each checkpoint taken, by its boundary's hash (for
+  /// the read-back counters; an entry outlives its checkpoint until the
+  /// hash is taken again, which only costs a stale label).
+  std::unordered_map<BlockHash, CheckpointKind> kindOf_;
   HashScheme hashScheme_ = HashScheme::Xxh3;
   std::string snapWarning_;
   std::unique_ptr<BlockPool> blocks_;
@@ -548,6 +621,12 @@ private:
   bool deferEvictions_ = false;
   std::vector<BlockHash> deferredEvictions_;
   void dropCheckpointOf(BlockHash h);
+  /// Whether a checkpoint of `kind` is worth its bytes now (the ends of a
+  /// turn are kept where the traffic reads them back).
+  bool worthTaking(CheckpointKind kind);
+  int64_t skipped_[kNumCheckpointKinds] = {};
+  /// Label the checkpoint taken under `h` (kindOf_).
+  void noteKind(BlockHash h, CheckpointKind kind);
   /// The window classes (never null after create; empty without any).
   std::unique_ptr<WindowSet> windows_;
 

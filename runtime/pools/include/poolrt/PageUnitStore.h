@@ -63,6 +63,7 @@
 #include "poolrt/detail/TypedId.h"
 
 #include <cstdint>
+#include <limits>
 #include <optional>
 #include <string>
 #include <vector>
@@ -191,6 +192,10 @@ public:
   void requestCheckpoint(int64_t requester, BlockHash h, SlotIndex srcSlot);
   /// Drop the pending intents of `requester`.
   void forgetRequester(int64_t requester);
+  /// `requester` is gone but its intents stand (the slot keeps its bytes
+  /// until the stores run, before any forward or restore of the batch): they
+  /// move to an id of their own, which no later intent replaces.
+  void detachRequester(int64_t requester);
   struct CheckpointOps {
     std::vector<CheckpointStoreOp> stores;
     std::vector<CheckpointRestoreOp> restores;
@@ -213,9 +218,11 @@ public:
   static constexpr const char *kUnitTag = "state-checkpoint";
   /// Nothing is queued or in flight (stores, restores, intents' copies):
   /// the units' bytes are at rest and may be moved.
+  /// A detached intent's slot may be freed and retired: its bytes must stay
+  /// until the store ran, so it counts as queued too.
   bool atRest() const {
     return inflightStores.empty() && inflightRestores.empty() &&
-           queuedRestores.empty();
+           queuedRestores.empty() && numDetached == 0;
   }
   /// Piece `piece` of checkpoint `owner` moved from unit `from` to `to`
   /// (BlockPool::retireTopUnit); the caller copies the bytes. Internal
@@ -242,6 +249,7 @@ private:
     int64_t requester;
     BlockHash hash;
     SlotIndex srcSlot;
+    bool detached = false; // its requester is gone (detachRequester)
   };
 
   int32_t slotOf(CheckpointId id) const;
@@ -270,6 +278,9 @@ private:
   std::vector<CheckpointId> inflightRestores;
   std::vector<Intent> intents;
   int64_t nextId = 0;
+  // Ids of detached intents count up from the least int64 (no engine's).
+  int64_t nextDetached = std::numeric_limits<int64_t>::min();
+  int64_t numDetached = 0; // detached intents not yet taken
   int64_t liveRecords = 0;
   int64_t kept = 0, dropped = 0, evictions_ = 0;
   Status health_;

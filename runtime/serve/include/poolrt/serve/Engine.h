@@ -188,6 +188,7 @@ public:
   const std::vector<double> &stepOverheadMicros() const { return overheadUs_; }
   const SolvedLayout &layout() const { return layout_; }
   CacheManager &cache() { return *cache_; }
+  const CacheManager &cache() const { return *cache_; }
   const Model &model() const { return *model_; }
   int64_t maxNumSeqs() const { return maxNumSeqs_; }
   int64_t tokenLimit() const { return tokenLimit_; }
