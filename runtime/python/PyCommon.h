@@ -67,6 +67,30 @@ inline HashScheme schemeArg(const std::string &name) {
   return *s;
 }
 
+/// checkpoint_at and fork_checkpoints (pool-serve's --checkpoint-at and
+/// --fork-checkpoints) onto a policy; InvalidArgument for an unknown name.
+inline void placementArgs(CachePolicy &p, const std::vector<std::string> &at,
+                   const std::string &fork) {
+  p.placeAsReference();
+  for (const std::string &k : at) {
+    if (k == "prompt-end")
+      p.promptEndCheckpoints = true;
+    else if (k == "branch")
+      p.branchCheckpoints = true;
+    else if (k == "response-end")
+      p.responseEndCheckpoints = true;
+    else if (k != "ladder")
+      raise(Error::invalid("checkpoint_at: '" + k +
+                                 "' is none of prompt-end, branch, response-end, ladder"));
+  }
+  if (fork != "page-units" && fork != "groups")
+    raise(Error::invalid("fork_checkpoints: '" + fork +
+                               "' is neither page-units nor groups"));
+  p.forkCheckpointsInPageUnits = fork == "page-units";
+}
+
+inline const std::vector<std::string> kDefaultPlacement{"prompt-end", "branch", "response-end"};
+
 inline std::string typeName(py::handle h) {
   return py::str(py::type::handle_of(h).attr("__name__"));
 }

@@ -378,7 +378,8 @@ PoolBoundaryGeometry boundaryArg(py::object boundary) {
 std::unique_ptr<CacheManager>
 makeCacheManager(int64_t blockSize, int64_t numBlocks, int64_t numGroups,
                  StateTransfer transfer, int64_t interval, bool prefixCaching,
-                 py::object boundary, const std::string &scheme) {
+                 py::object boundary, const std::string &scheme,
+                 const std::vector<std::string> &checkpointAt) {
   CacheManagerConfig c;
   if (!boundary.is_none())
     c.boundary = boundaryArg(boundary);
@@ -389,6 +390,7 @@ makeCacheManager(int64_t blockSize, int64_t numBlocks, int64_t numGroups,
   c.policy.checkpointIntervalTokens = interval;
   c.policy.prefixCaching = prefixCaching;
   c.policy.hashScheme = schemeArg(scheme);
+  placementArgs(c.policy, checkpointAt, "groups");
   return take(CacheManager::create(c));
 }
 
@@ -456,7 +458,7 @@ void addCacheManagerConstructors(py::class_<CacheManager> &cls) {
            py::arg("block_size"), py::arg("num_blocks"), py::arg("num_groups") = 0,
            py::arg("transfer") = StateTransfer::none(), py::arg("interval") = kDefaultCheckpointInterval,
            py::arg("prefix_caching") = true, py::arg("boundary") = py::none(),
-           py::arg("hash_scheme") = "xxh3",
+           py::arg("hash_scheme") = "xxh3", py::arg("checkpoint_at") = kDefaultPlacement,
            "A cache manager from explicit counts (tests, experiments; "
            "from_artifact reads them from a compiled model).\n\n"
            "Args:\n"
@@ -470,19 +472,26 @@ void addCacheManagerConstructors(py::class_<CacheManager> &cls) {
            "    boundary: {envelope_rows, slot_rows, plane_rows, slot_positions, "
            "max_blocks} of a row-space artifact, to allow move_boundary.\n"
            "    hash_scheme: the prefix hashes' chain, 'xxh3' or 'xxh64' (the "
-           "reference's; see hash_block).\n\n"
+           "reference's; see hash_block).\n"
+           "    checkpoint_at: where checkpoints are kept besides the ladder "
+           "(specs/checkpoint-placement.md): any of 'prompt-end', 'branch', "
+           "'response-end'; ['ladder']: the reference's ladder and demand rungs.\n\n"
            "Raises:\n"
            "    InvalidArgument: a count out of range, a negative interval, an "
-           "unknown hash scheme.")
+           "unknown hash scheme or placement.")
       .def_static("from_artifact", [](const std::string &path, int64_t interval,
-                                      bool prefixCaching, const std::string &scheme) {
+                                      bool prefixCaching, const std::string &scheme,
+                                      const std::vector<std::string> &checkpointAt,
+                                      const std::string &forkCheckpoints) {
         HashScheme hs = schemeArg(scheme);
+        CachePolicy policy{interval, prefixCaching, hs};
+        placementArgs(policy, checkpointAt, forkCheckpoints);
         Artifact a = takeArtifact(readArtifactFile(path));
-        CacheManagerConfig c =
-            take(cacheManagerConfig(a, CachePolicy{interval, prefixCaching, hs}));
+        CacheManagerConfig c = take(cacheManagerConfig(a, policy));
         return take(CacheManager::create(c));
       }, py::arg("path"), py::arg("interval") = kDefaultCheckpointInterval, py::arg("prefix_caching") = true,
-         py::arg("hash_scheme") = "xxh3",
+         py::arg("hash_scheme") = "xxh3", py::arg("checkpoint_at") = kDefaultPlacement,
+         py::arg("fork_checkpoints") = "page-units",
          "A cache manager with every count (blocks, groups, transfer, PAGE-unit "
          "checkpoints, boundary rows) read from a .poolpack.\n\n"
          "Args:\n"
@@ -490,10 +499,17 @@ void addCacheManagerConstructors(py::class_<CacheManager> &cls) {
          "    interval: the checkpoint ladder's interval in tokens, snapped to a "
          "multiple of the block size (0: off).\n"
          "    prefix_caching: False turns the hash index off.\n"
-         "    hash_scheme: 'xxh3' or 'xxh64' (see hash_block).\n\n"
+         "    hash_scheme: 'xxh3' or 'xxh64' (see hash_block).\n"
+         "    checkpoint_at: where checkpoints are kept besides the ladder: "
+         "any of 'prompt-end', 'branch', 'response-end'; ['ladder']: the "
+         "reference's placement.\n"
+         "    fork_checkpoints: 'page-units' (a fork model's images in the "
+         "block pool, when the artifact has image_store kernels) or 'groups' "
+         "(a free state group each).\n\n"
          "Raises:\n"
          "    CorruptArtifact: the file does not read or verify.\n"
-         "    InvalidArgument: a negative interval, an unknown hash scheme.");
+         "    InvalidArgument: a negative interval, an unknown hash scheme or "
+         "placement.");
 }
 
 /// CacheManager.move_boundary: re-splitting a row space between PAGE and STATE.

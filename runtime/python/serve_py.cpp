@@ -156,7 +156,9 @@ void bindServe(py::module_ &m) {
                        int64_t acceptPercent, uint64_t seed, int64_t interval,
                        bool prefixCaching, int64_t maxModelLen, bool referenceModel,
                        bool elasticBoundary, int64_t boundaryChurn,
-                       const std::string &modelKernel, const std::string &scheme) {
+                       const std::string &modelKernel, const std::string &scheme,
+                       const std::vector<std::string> &checkpointAt,
+                       const std::string &forkCheckpoints) {
              auto p = std::make_unique<PyEngine>();
              Artifact a = takeArtifact(readArtifactFile(artifact));
              p->device = take(openDevice(device));
@@ -169,6 +171,7 @@ void bindServe(py::module_ &m) {
              o.policy.checkpointIntervalTokens = interval;
              o.policy.prefixCaching = prefixCaching;
              o.policy.hashScheme = schemeArg(scheme);
+             placementArgs(o.policy, checkpointAt, forkCheckpoints);
              o.maxModelLen = maxModelLen;
              o.runModel = referenceModel;
              o.elasticBoundary = elasticBoundary;
@@ -184,11 +187,15 @@ void bindServe(py::module_ &m) {
            py::arg("prefix_caching") = true, py::arg("max_model_len") = 0,
            py::arg("reference_model") = true, py::arg("elastic_boundary") = true,
            py::arg("boundary_churn") = 0, py::arg("model_kernel") = "",
-           py::arg("hash_scheme") = "xxh3",
+           py::arg("hash_scheme") = "xxh3", py::arg("checkpoint_at") = kDefaultPlacement,
+           py::arg("fork_checkpoints") = "page-units",
            "Load a .poolpack on a backend (host, cuda, hip); every count from the artifact. "
            "model_kernel: a compiled model kernel (libpoolmodel-MODEL.so, built against "
            "this artifact's header) to forward through instead of the reference model. "
-           "hash_scheme: the prefix hashes' chain, 'xxh3' or 'xxh64' (the reference's)")
+           "hash_scheme: the prefix hashes' chain, 'xxh3' or 'xxh64' (the reference's). "
+           "checkpoint_at, fork_checkpoints: where state checkpoints are kept and in "
+           "which bytes, as pool-serve's --checkpoint-at and --fork-checkpoints "
+           "(specs/checkpoint-placement.md)")
       .def("submit", [](PyEngine &p, py::handle requests) { submitTrace(p, requestsArg(requests)); },
            py::arg("requests"),
            "Queue requests: a list of dicts {prompt: [int], max_output: int, name: str, "

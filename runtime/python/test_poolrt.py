@@ -50,6 +50,39 @@ def allocated(m, tokens):
     return r
 
 
+def test_prompt_end_checkpoint_and_its_counters():
+    """specs/checkpoint-placement.md: a 22-token prompt (block 4) keeps its
+    prompt end, 20, with the ladder off; the next turn resumes there and the
+    funnel counts both. The reference's placement keeps nothing."""
+    prompt = list(range(1, 23))
+    for at, hit in ((["prompt-end", "branch", "response-end"], 20), (["ladder"], 0)):
+        m = fork_manager(transfer=poolrt.StateTransfer.fork(1), interval=0,
+                         checkpoint_at=at)
+        r = allocated(m, prompt)
+        chunk = m.finalize_prefill_chunk(r, 0, len(r))
+        assert chunk == (20 if hit else 22)
+        m.hash_blocks(r, chunk)
+        r.num_cached_tokens = chunk
+        m.complete_previous_state_batch()
+        if chunk < len(r):
+            m.hash_blocks(r, len(r) - chunk)
+            r.num_cached_tokens = len(r)
+        m.deallocate(r)
+        m.complete_previous_state_batch()
+        m.complete_previous_state_batch()
+        r2 = poolrt.Request(prompt + [99, 98])
+        a = m.admission(r2)
+        assert a.hit_tokens == hit
+        m.allocate(r2, a)
+        f = m.funnel()
+        assert f["taken_prompt_end"] == (1 if hit else 0)
+        assert f["read_back_prompt_end"] == (1 if hit else 0)
+        assert f["taken_ladder"] == f["dropped_prompt_end"] == 0
+        m.deallocate(r2)
+    with pytest.raises(poolrt.InvalidArgument, match="checkpoint_at: 'middle'"):
+        fork_manager(checkpoint_at=["middle"])
+
+
 def test_backends():
     assert [b[0] for b in poolrt.probe_backends()] == ["host", "cuda", "hip"]
 
@@ -684,7 +717,9 @@ def test_fork_checkpoint_keep_then_resume():
     (seg,) = copy["segments"]
     with poolrt.Device("host") as dev:
         arena = dev.arena(FORK_ARTIFACT)
-        m = poolrt.CacheManager.from_artifact(FORK_ARTIFACT, interval=4 * 256)
+        m = poolrt.CacheManager.from_artifact(FORK_ARTIFACT, interval=4 * 256,
+                                              checkpoint_at=["ladder"],
+                                              fork_checkpoints="groups")
         bs = m.block_size
         assert '"kind":"fork","fork_tokens":1' in repr(m), repr(m)
         region = np.asarray(arena.class_region("state"))  # [groups, group_bytes]

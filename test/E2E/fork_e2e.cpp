@@ -46,6 +46,21 @@ int main(int argc, char **argv) {
       region = c.regionOffset.value_or(0);
     }
   int64_t groupBytes = perReq * entryBytes;
+  // By default a fork class with one entry per request keeps its images in
+  // PAGE units: the store's units per image are the image_store kernel's,
+  // and they span the image (specs/checkpoint-placement.md).
+  if (perReq == 1) {
+    auto paged = cacheManagerConfig(*artifact, CachePolicy{});
+    const KernelInfo *store = layout.kernelByKind("image_store");
+    const KernelInfo *image = layout.kernelByKind("image_gather");
+    const SolvedClass *page = layout.page();
+    expect(paged.ok() && store && image && page && paged->pagedCheckpoints &&
+               !paged->transfer.forks() &&
+               paged->pagedCheckpoints->unitsPerCheckpoint() == store->idsPerItem - 1 &&
+               paged->pagedCheckpoints->unitsPerCheckpoint() ==
+                   (image->itemBytes + page->entryBytes - 1) / page->entryBytes,
+           "default: fork images in PAGE units, as many as the image_store kernel names");
+  }
   // The group path and the reference's ladder: page-unit fork checkpoints
   // and the sparse placement are the serving tests' (serve-identity).
   CachePolicy policy{4 * blockSize, true};

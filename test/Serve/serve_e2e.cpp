@@ -132,6 +132,9 @@ void ladderWalk(const Artifact &qwen) {
   ServeOptions o;
   o.maxNumSeqs = 1; // serial
   o.policy.checkpointIntervalTokens = 64;
+  // The reference's placement over fork groups (placementWalk: the default).
+  o.policy.placeAsReference();
+  o.policy.forkCheckpointsInPageUnits = false;
   EngineSnapshot s;
   auto out = replay(qwen, samePrompt(1250, 3, 4), o, &s);
   expect(out && out->size() == 3, "ladder walk: three requests ran");
@@ -155,6 +158,7 @@ void demandWalk(const Artifact &v4) {
   ServeOptions o;
   o.maxNumSeqs = 1;
   o.numSpec = 3;
+  o.policy.placeAsReference();
   EngineSnapshot s;
   auto out = replay(v4, samePrompt(1000, 4, 8), o, &s);
   expect(out && out->size() == 4, "demand walk: four requests ran");
@@ -173,6 +177,38 @@ void demandWalk(const Artifact &v4) {
   expect((*out)[0].output == (*out)[3].output &&
              (*out)[0].stateChecksum == (*out)[3].stateChecksum,
          "demand walk: the resumed requests answer as the cold one did");
+}
+
+/// The default placement (specs/checkpoint-placement.md) on the same
+/// prompts: the first request keeps its prompt end, and every later one
+/// resumes there; a fork model's image lands in PAGE units and comes back
+/// through the generated image_restore, with no fork copy.
+void placementWalk(const char *what, const Artifact &a, int64_t numSpec) {
+  ServeOptions o;
+  o.maxNumSeqs = 1;
+  o.numSpec = numSpec;
+  EngineSnapshot s;
+  auto out = replay(a, samePrompt(1000, 4, 8), o, &s);
+  expect(out && out->size() == 4, (std::string(what) + ": four requests ran").c_str());
+  if (!out || out->size() != 4)
+    return;
+  std::printf("  %s placement walk: cached %lld -> %lld -> %lld -> %lld, prompt ends "
+              "taken %lld, read back %lld, %lld image stores, %lld restores\n",
+              what, (long long)(*out)[0].hitTokens, (long long)(*out)[1].hitTokens,
+              (long long)(*out)[2].hitTokens, (long long)(*out)[3].hitTokens,
+              (long long)s.funnel.taken[int(CheckpointKind::PromptEnd)],
+              (long long)s.funnel.readBack[int(CheckpointKind::PromptEnd)],
+              (long long)s.imageStores, (long long)s.imageRestores);
+  int64_t end = (*out)[1].hitTokens;
+  expect((*out)[0].hitTokens == 0 && end > 1000 - 256 && end <= 1000 &&
+             (*out)[2].hitTokens == end && (*out)[3].hitTokens == end,
+         (std::string(what) + ": every later request resumes at the first's prompt end").c_str());
+  expect(s.funnel.readBack[int(CheckpointKind::PromptEnd)] == 3 &&
+             s.imageRestores == 3 && s.forkCopies == 0,
+         (std::string(what) + ": three images read back, no fork copy").c_str());
+  expect((*out)[0].output == (*out)[3].output &&
+             (*out)[0].stateChecksum == (*out)[3].stateChecksum,
+         (std::string(what) + ": the resumed requests answer as the cold one did").c_str());
 }
 
 void identical(const char *what, const Artifact &a, int64_t numSpec,
@@ -337,6 +373,8 @@ int main(int argc, char **argv) {
     return 1;
   ladderWalk(*qwen);
   demandWalk(*v4);
+  placementWalk("qwen (fork)", *qwen, 0);
+  placementWalk("v4 (copy)", *v4, 3);
   // Fewer running requests than groups: a checkpoint has a group to fork
   // into.
   identical("fork (Qwen3.5)", *qwen, 0, 64, 6);

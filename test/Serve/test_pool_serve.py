@@ -301,7 +301,10 @@ def test_hash_schemes_serve_alike(v4, tmp_path):
 def test_python_steps_the_ladder_walk():
     import poolrt
     qwen = compile_model("qwen3.5-27b")
-    e = poolrt.ServeEngine(qwen, checkpoint_interval=64, max_num_seqs=1)
+    # The reference's placement over fork groups (the default's walk is
+    # serve_e2e's placementWalk).
+    e = poolrt.ServeEngine(qwen, checkpoint_interval=64, max_num_seqs=1,
+                           checkpoint_at=["ladder"], fork_checkpoints="groups")
     prompt = [(7 * i + 3) % 50000 for i in range(1250)]
     e.submit([{"prompt": prompt, "max_output": 4, "name": "r%d" % i} for i in range(3)])
     kinds = []

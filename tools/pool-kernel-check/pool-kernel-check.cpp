@@ -537,17 +537,51 @@ bool runKernel(const CheckRun &run, const KernelSpec &k, void *staging,
 /// (every unit region for a store, the whole slot for a restore), so a byte
 /// written outside the image shows; the stray-page check covers the rest of
 /// the arena.
+std::vector<Span> entrySpans(int64_t entry, const poolrt::SolvedClass &c,
+                             int64_t count);
+std::vector<Span> imageOf(const Reference &ref, const poolrt::SolvedClass *c,
+                          int64_t id);
+
 bool checkUnitKernel(const KernelSpec &k, CheckRun &run) {
   const Reference &ref = run.ref;
   const Layout &L = ref.L;
-  if (!L.rs) {
-    fail(k.name + ": a PAGE-unit image kernel in a model without a row space");
+  // The image's owner: a row space's slot, or (a flat fork model, codegen's
+  // forkImageKernels) an entry of its one STATE class.
+  const poolrt::SolvedClass *owner = nullptr, *page = nullptr;
+  for (const poolrt::SolvedClass &c : L.solved->classes) {
+    if (!c.isPage() && !L.rs) {
+      if (owner) {
+        fail(k.name + ": a PAGE-unit image kernel in a flat model with more "
+                      "than one STATE class");
+        return false;
+      }
+      owner = &c;
+    }
+    if (c.isPage() && !c.isWindow())
+      page = &c;
+  }
+  if (!L.rs && (!owner || !page || !owner->regionOffset)) {
+    fail(k.name + ": a PAGE-unit image kernel in a flat model without one "
+                  "STATE class and one PAGE class");
     return false;
   }
-  UnitGeometry g = unitGeometry(ref);
-  if (g.unitBytes != pageEntryBytes(L))
+  auto imageSpans = [&](int64_t id) {
+    return L.rs ? ref.imageSpans(id) : imageOf(ref, owner, id);
+  };
+  auto ownerSpans = [&](int64_t id) {
+    return L.rs ? ref.slotSpans(id) : entrySpans(id, *owner, 1);
+  };
+  int64_t positions = L.rs ? *L.rs->slotPositions : owner->entries;
+  int64_t live = L.rs ? *L.rs->numSlots : owner->entries;
+  int64_t nb = L.rs ? *L.rs->numBlocks : page->entries;
+  UnitGeometry g;
+  g.imageBytes = spanBytes(imageSpans(positions - 1));
+  g.unitBytes = spanBytes(ref.blockSpans(0));
+  g.units = g.unitBytes ? poolrt::ceilDiv(g.imageBytes, g.unitBytes) : 0;
+  int64_t entryBytes = L.rs ? pageEntryBytes(L) : page->entryBytes;
+  if (g.unitBytes != entryBytes)
     fail(k.name + ": a block's regions hold " + std::to_string(g.unitBytes) +
-         " bytes, a PAGE entry " + std::to_string(pageEntryBytes(L)));
+         " bytes, a PAGE entry " + std::to_string(entryBytes));
   if (k.idsPerItem() != 1 + g.units) {
     fail(k.name + ": its item has " + std::to_string(k.idsPerItem()) +
          " ids; a " + std::to_string(g.imageBytes) + "-byte image in " +
@@ -555,9 +589,6 @@ bool checkUnitKernel(const KernelSpec &k, CheckRun &run) {
          std::to_string(g.units));
     return false;
   }
-  int64_t positions = *L.rs->slotPositions;
-  int64_t live = *L.rs->numSlots;
-  int64_t nb = *L.rs->numBlocks;
   int64_t n = std::min<int64_t>({int64_t(numItems), live, nb / g.units});
   if (n <= 0)
     return false;
@@ -571,11 +602,11 @@ bool checkUnitKernel(const KernelSpec &k, CheckRun &run) {
   std::vector<std::vector<Span>> image(n), regions(n);
   std::vector<Span> srcs, dsts, slotWhole;
   for (int64_t i = 0; i < n; ++i) {
-    image[i] = ref.imageSpans(slots[i]);
+    image[i] = imageSpans(slots[i]);
     regions[i] = unitRegions(ref, units, i * g.units, g.units);
-    slotWhole = concat(slotWhole, ref.slotSpans(slots[i]));
+    slotWhole = concat(slotWhole, ownerSpans(slots[i]));
     srcs = concat(srcs, store ? image[i] : regions[i]);
-    dsts = concat(dsts, store ? regions[i] : ref.slotSpans(slots[i]));
+    dsts = concat(dsts, store ? regions[i] : ownerSpans(slots[i]));
   }
   prepare(run.karena, run.rarena, srcs, dsts, unsigned(run.rng()));
   std::vector<Span> all = concat(concat(srcs, dsts), slotWhole);

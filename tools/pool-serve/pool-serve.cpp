@@ -46,7 +46,7 @@ namespace {
 
 struct Args {
   std::string trace, artifact, device = "host", listen, summary, outputs;
-  bool noPrefixCache = false, fixedBoundary = false;
+  bool noPrefixCache = false, fixedBoundary = false, noModel = false;
   std::string modelKernel;
   int64_t ranks = 1;
   int64_t numSpec = 0, maxNumSeqs = 0, maxBatchedTokens = 2048;
@@ -89,7 +89,7 @@ std::string summaryJson(const Args &a, const RankSet &set, const Trace &trace,
   j["artifact"] = a.artifact;
   j["model"] = e.layout().model;
   j["device"] = device;
-  j["model_impl"] = e.model().describe();
+  j["model_impl"] = a.noModel ? "none (--no-model)" : e.model().describe();
   j["ranks"] = set.size();
   j["trace"] = {{"source", trace.source}, {"format", trace.format},
                 {"requests", trace.requests.size()}};
@@ -324,6 +324,7 @@ int replay(const Args &a) {
   o.acceptPercent = a.acceptPercent;
   o.seed = a.seed;
   o.policy.prefixCaching = !a.noPrefixCache;
+  o.runModel = !a.noModel;
   o.policy.hashScheme = *parseHashScheme(a.blockHash); // CLI11 checked the name
   o.policy.checkpointIntervalTokens = a.interval;
   {
@@ -434,6 +435,9 @@ int main(int argc, char **argv) {
   rep->add_option("--device", a.device, "host, cuda or hip")
       ->check(CLI::IsMember({"host", "cuda", "hip"}));
   rep->add_flag("--no-prefix-cache", a.noPrefixCache, "run every request cold");
+  rep->add_flag("--no-model", a.noModel,
+                "benchmarks of the cache: forward through no model (each token "
+                "derived from the one before; checksums 0), the kernels still run");
   rep->add_option("--block-hash", a.blockHash,
                   "the prefix hashes' chain (specs/block-hash.md): xxh3 (default) or "
                   "xxh64, the reference's, for hashes an engine computes its way")
