@@ -8,6 +8,7 @@
 #include "codegen/KernelSpec.h"
 #include "dialects/Pool/IR/PoolOps.h"
 
+#include "poolrt/CheckpointStore.h"
 #include "poolrt/Checked.h"
 
 #include <algorithm>
@@ -346,9 +347,9 @@ void arenaKernels(ModelOp model, RowSpaceOp rs, std::vector<KernelSpec> &out) {
 void forkImageKernels(ModelOp model, std::vector<KernelSpec> &out) {
   EntryClassOp state, page;
   int states = 0;
+  bool windows = false;
   for (EntryClassOp c : model.getEntryClasses()) {
-    if (c.isWindow())
-      return;
+    windows |= c.isWindow();
     if (c.isPage()) {
       page = c;
     } else {
@@ -356,9 +357,15 @@ void forkImageKernels(ModelOp model, std::vector<KernelSpec> &out) {
       ++states;
     }
   }
-  if (states != 1 || !page || !state.getTransferAttr() ||
-      state.getTransferAttr().getKind() != "fork" ||
-      int64_t(state.getEntriesPerReq()) != 1 || !page.getEntries())
+  if (!page || !page.getEntries() || states != 1 || !state.getTransferAttr())
+    return;
+  StringRef k = state.getTransferAttr().getKind();
+  poolrt::TransferKind kind = k == "fork"   ? poolrt::TransferKind::Fork
+                              : k == "copy" ? poolrt::TransferKind::Copy
+                                            : poolrt::TransferKind::None;
+  if (!poolrt::forkImagesInPageUnits(states, kind,
+                                              int64_t(state.getEntriesPerReq()),
+                                              bool(model.getRowSpace()), windows))
     return;
   const KernelSpec *image = nullptr, *unit = nullptr;
   for (const KernelSpec &k : out) {

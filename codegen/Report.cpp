@@ -1,6 +1,7 @@
 //===- Report.cpp - The layout report (JSON) and the text table -----------===//
 
 #include "codegen/Report.h"
+#include "poolrt/CheckpointStore.h"
 #include "dialects/Pool/IR/PoolOps.h"
 
 #include "poolrt/Checked.h"
@@ -301,6 +302,42 @@ std::string mlir::pool::asGiB(int64_t bytes) {
   return s;
 }
 
+/// Where the checkpoints live and how many the budget buys
+/// (specs/checkpoint-placement.md).
+static void printCheckpointStore(const poolrt::SolvedLayout &r,
+                                 llvm::raw_ostream &os) {
+  std::vector<const poolrt::SolvedClass *> state = r.groupClasses();
+  const poolrt::SolvedClass *page = r.page();
+  if (state.empty() || !page || !state[0]->transfer)
+    return;
+  const poolrt::SolvedClass &s = *state[0];
+  poolrt::TransferKind kind = s.transfer->kind;
+  int64_t image = 0;
+  if (r.rowSpace && kind == poolrt::TransferKind::Copy)
+    image = r.rowSpace->imageBytes;
+  else if (poolrt::forkImagesInPageUnits(int64_t(state.size()), kind, s.entriesPerReq,
+                                         r.rowSpace.has_value(),
+                                         !r.windowClasses().empty()))
+    for (const poolrt::SolvedArena &a : r.arenas)
+      if (a.className == s.name)
+        image = a.checkpointBytes;
+  if (image > 0 && page->entryBytes > 0) {
+    int64_t units = poolrt::ceilDiv(image, page->entryBytes);
+    os << "checkpoints: images of " << withCommas(image) << " B in " << units
+       << " PAGE blocks each (" << withCommas(units * r.geometry.blockSize)
+       << " tokens of KV), "
+       << "in the blocks' bytes under their LRU order: at most "
+       << withCommas(r.pagedEntries / units)
+       << " if the pool held nothing else; taken at prompt ends, branch points "
+          "and response ends\n";
+  } else if (kind == poolrt::TransferKind::Fork) {
+    os << "checkpoints: a free state group each ("
+       << (s.entriesPerReq > 1 ? "a group is several entries"
+                               : "several STATE classes")
+       << "): none while every group runs\n";
+  }
+}
+
 void mlir::pool::printTextReport(const poolrt::SolvedLayout &r,
                                  llvm::raw_ostream &os) {
   int64_t budget = r.inputs.budgetBytes;
@@ -336,6 +373,7 @@ void mlir::pool::printTextReport(const poolrt::SolvedLayout &r,
   os << "paged history: " << withCommas(paged) << " blocks x " << bs
      << " tokens = " << (wraps ? std::string("(over 2^63)") : withCommas(tokens))
      << " tokens\n";
+  printCheckpointStore(r, os);
   for (const poolrt::SolvedClass *w : r.windowClasses()) {
     const poolrt::SolvedAttention &a = *w->attention;
     os << "window class '" << w->name << "': " << poolrt::attentionKindName(a.kind)

@@ -427,4 +427,11 @@ Status BlockPool::checkInvariants() const {
   return Status();
 }
 
+void BlockPool::demote(BlockId b) {
+  if (b.value < 0 || b.value >= int32_t(meta.size()) ||
+      meta[size_t(b.value)].state != BlockState::Cached || !lru.contains(b.value))
+    return;
+  lru.moveToFront(b.value);
+}
+
 } // namespace poolrt

@@ -740,6 +740,7 @@ Status CacheManager::allocateBlocksAndState(Request &r, int64_t numCached) {
     auto it = kindOf_.find(r.hashCache[size_t(numCached - 1)]);
     if (it != kindOf_.end())
       ++funnel_.readBack[int(it->second)];
+    r.resumedTokens = r.numCachedTokens;
   }
   return Status::success();
 }
@@ -873,11 +874,20 @@ Status CacheManager::deallocate(Request &r) {
     if (!s.ok())
       return s;
   }
+  // A stateful hit resumes only at a checkpoint: the blocks past the last
+  // one this request kept or resumed from unlock nothing until another
+  // checkpoint covers them, so they are the first to go (deepest first).
+  if (prefixCaching_ && !applicable(r).empty()) {
+    int64_t covered = std::max(r.lastCheckpointPos, r.resumedTokens) / hashBlockSize();
+    for (size_t i = size_t(std::max<int64_t>(0, covered)); i < r.blockTable.size(); ++i)
+      blocks_->demote(r.blockTable[i]);
+  }
   r.blockTable.clear();
   r.numCachedTokens = r.numHashedTokens = 0;
   r.checkpointDemandPos = 0;
   r.demandCounted = r.demandDeclined = false;
   r.lastCheckpointPos = 0;
+  r.resumedTokens = 0;
   if (store_) {
     liveIds_.erase(r.id);
     // Its last checkpoint (a response end, say) still lands: the slot's

@@ -39,9 +39,11 @@ TierSession::create(const SolvedLayout &L, Device &device, KernelLauncher &launc
     return geo.error();
   s->geo_ = *geo;
   int64_t bs = blockSize;
-  int64_t chunk = options.tierChunkTokens > 0 ? options.tierChunkTokens
-                  : cache.interval() > 0 ? cache.interval()
-                                         : alignUp(256, bs);
+  // Objects of 256 tokens (a whole block) by default: the ladder's 8,192
+  // stored nothing for the prompts most traffic has, and a stateful
+  // object's checkpoint comes from the forward that ends on its boundary
+  // (cut), wherever the cache's own checkpoints are.
+  int64_t chunk = options.tierChunkTokens > 0 ? options.tierChunkTokens : alignUp(256, bs);
   if (chunk % bs != 0)
     return Error::invalid("tier: the object size of " + std::to_string(chunk) +
                           " tokens is not a multiple of the block size " +

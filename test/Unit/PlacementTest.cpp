@@ -205,3 +205,62 @@ TEST(Placement, KindsAreCountedAndNamed) {
   a += b;
   EXPECT_EQ(a.readBack[2], 7);
 }
+
+TEST(Placement, BlocksPastTheLastCheckpointAreTheFirstVictims) {
+  // Two requests fill a pool of 12 blocks. a: a 48-token prompt, its
+  // prompt end (48) covers all 3 of its blocks. b, later: a 100-token
+  // prompt (prompt end 96) and 40 decoded tokens (the response end is left
+  // off): its blocks past 96 unlock nothing. Once both ended, b's three go
+  // before a's, which were freed earlier, deepest first.
+  CacheManagerConfig c;
+  c.blockSize = kBs;
+  c.numBlocks = 12;
+  c.numGroups = 2;
+  c.transfer = StateTransfer::fork(1).value();
+  c.policy.checkpointIntervalTokens = 0;
+  c.policy.responseEndCheckpoints = false;
+  auto m = CacheManager::create(c).take();
+  Request a = request(1, seq(1, 48), 1);
+  prefill(*m, a);
+  std::vector<BlockId> ta = a.blockTable;
+  ASSERT_EQ(ta.size(), 3u);
+  finish(*m, a);
+  Request b = request(2, seq(5000, 100), 40);
+  prefill(*m, b);
+  decode(*m, b, 40);
+  std::vector<BlockId> tb = b.blockTable;
+  ASSERT_EQ(tb.size(), 9u);
+  finish(*m, b);
+  ASSERT_EQ(m->blocks().numFree(), 12);
+  for (BlockId want : {tb[8], tb[7], tb[6], ta[2]}) {
+    auto v = m->blocks().pop();
+    ASSERT_TRUE(v.ok());
+    EXPECT_EQ(v->value, want.value);
+    ASSERT_TRUE(m->blocks().allocate(*v).ok());
+  }
+}
+
+TEST(Placement, DemoteLeavesHeldAndVacantBlocksAlone) {
+  auto pool = BlockPool::create(4).take();
+  std::vector<BlockId> held;
+  for (int i = 0; i < 3; ++i) {
+    auto b = pool.pop();
+    ASSERT_TRUE(b.ok());
+    ASSERT_TRUE(pool.allocate(*b).ok());
+    int32_t toks[2] = {i, i + 1};
+    ASSERT_TRUE(pool.publish(*b, BlockHash(100 + i), toks, 2).ok());
+    held.push_back(*b);
+  }
+  pool.demote(held[1]);         // held: nothing happens
+  pool.demote(BlockId(3));      // vacant: nothing happens
+  pool.demote(BlockId(1 << 20)); // out of range: nothing happens
+  for (BlockId b : held)
+    ASSERT_TRUE(pool.free(b).ok());
+  pool.demote(held[2]); // cached: the next victim once the vacant one is gone
+  auto v = pool.pop();
+  ASSERT_TRUE(v.ok());
+  EXPECT_EQ(v->value, 3); // vacant first
+  auto w = pool.pop();
+  ASSERT_TRUE(w.ok());
+  EXPECT_EQ(w->value, held[2].value);
+}

@@ -414,6 +414,11 @@ int replay(const Args &a) {
                                             : 0.0),
               100 * ceilingHitRate(*trace, set.outcomes(), e.layout().geometry.hashBlockSize),
               s.preemptions, seconds);
+  if (set.rank(0).hasTier() && s.tierStoresQueued == 0 && s.tierStoresRefused == 0)
+    std::fprintf(stderr,
+                 "pool-serve: warning: the tier stored nothing: no forward passed "
+                 "a boundary of its %" PRId64 "-token objects (--tier-chunk)\n",
+                 set.rank(0).tierChunkTokens());
   if (metrics && a.lingerMs > 0)
     std::this_thread::sleep_for(std::chrono::milliseconds(a.lingerMs));
   if (std::fflush(stdout) != 0 || std::ferror(stdout))
@@ -446,7 +451,7 @@ int main(int argc, char **argv) {
                   "offload tier (specs/tier.md): host:SIZE, disk:DIR:SIZE, "
                   "host:SIZE+disk:DIR:SIZE or redis://[:PASSWORD@]HOST:PORT");
   rep->add_option("--tier-chunk", a.tierChunk,
-                  "tokens per tier object (0: the checkpoint interval)")
+                  "tokens per tier object (0: 256, rounded up to a block)")
       ->check(CLI::NonNegativeNumber);
   rep->add_option("--tier-namespace", a.tierNamespace,
                   "what the tier's objects depend on besides the layout (the weights)");

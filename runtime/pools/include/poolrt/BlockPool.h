@@ -275,6 +275,10 @@ public:
   /// Drop one reference; at 0 the block becomes cached (index still maps its
   /// hash to it) or vacant.
   inline Status free(BlockId b);
+  /// Make cached block `b` the next eviction victim (nothing can resume
+  /// from it: a stateful model's blocks past its last checkpoint). A held,
+  /// vacant or out-of-range block is left as it is.
+  void demote(BlockId b);
 
   //--- raw units (PAGE-unit checkpoint images) ----------------------------//
   /// Reserve `count` free blocks for `owner`, piece i recorded as

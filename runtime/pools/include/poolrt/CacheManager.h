@@ -72,6 +72,8 @@ struct Request {
   /// output it may generate; 0: unknown). The response-end checkpoint is
   /// the last hash-block boundary its committed tokens reach.
   int64_t responseEnd = 0;
+  /// Tokens its admission resumed from a checkpoint (0: none).
+  int64_t resumedTokens = 0;
   StateHolder state; // group, fork source, hasPerReqCache, numTokens
   /// The tenant's cache salt (vLLM's cache_salt): requests hit only blocks
   /// published under the same salt. Set it before the first canAllocate;

@@ -67,6 +67,28 @@ public:
     tail = id;
   }
 
+  /// Prepend `id` (not a member) as the least recently used.
+  void pushFront(int32_t id) {
+    assert(!contains(id) && "IntrusiveLru: id already a member");
+    Link &l = links[size_t(id)];
+    l.next = head;
+    l.prev = kNil;
+    if (head != kNil)
+      links[size_t(head)].prev = id;
+    else
+      tail = id;
+    head = id;
+  }
+
+  /// Make member `id` the least recently used: the next victim.
+  void moveToFront(int32_t id) {
+    assert(contains(id) && "IntrusiveLru: id not a member");
+    if (head == id)
+      return;
+    unlink(id);
+    pushFront(id);
+  }
+
   /// Make member `id` the most recently used (unlink, then pushBack).
   void moveToBack(int32_t id) {
     assert(contains(id) && "IntrusiveLru: id not a member");

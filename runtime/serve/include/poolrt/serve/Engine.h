@@ -96,8 +96,8 @@ struct ServeOptions {
   /// the same geometry's). Null: the engine opens `tier` itself, in its
   /// device's host memory. A shared one must outlive the engine.
   std::shared_ptr<TierBackend> sharedTier;
-  /// Tokens of one tier object (a multiple of the block size); 0: the
-  /// checkpoint interval, or 256 (rounded up to a block) when it is 0.
+  /// Tokens of one tier object (a multiple of the block size); 0: 256,
+  /// rounded up to a block.
   int64_t tierChunkTokens = 0;
   /// What else the tier's objects depend on besides the layout (the
   /// weights: a model name and revision, a checkpoint hash): runs that
