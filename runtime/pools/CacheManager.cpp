@@ -214,6 +214,23 @@ bool CacheManager::worthTaking(CheckpointKind kind) {
   return ++skipped_[int(kind)] % kExplore == 0;
 }
 
+void CacheManager::supersede(Request &r) {
+  // An image in PAGE units that a request resumed from, once the request
+  // keeps a later prompt or response end of its own, has served its turn:
+  // the next turn extends the later one. Its units go back to the blocks
+  // now instead of when its boundary block ages out. Only a conversation's
+  // own image: a branch point is shared. Groups are a pool of their own
+  // and spend their least recently used checkpoint anyway.
+  if (!store_ || !r.resumedFrom)
+    return;
+  BlockHash h = *r.resumedFrom;
+  r.resumedFrom.reset();
+  auto it = kindOf_.find(h);
+  if (it != kindOf_.end() && (it->second == CheckpointKind::PromptEnd ||
+                              it->second == CheckpointKind::ResponseEnd))
+    store_->unindex(h);
+}
+
 void CacheManager::dropCheckpointOf(BlockHash h) {
   // A checkpoint whose last block left the index is unreachable.
   if (store_)
@@ -741,6 +758,7 @@ Status CacheManager::allocateBlocksAndState(Request &r, int64_t numCached) {
     if (it != kindOf_.end())
       ++funnel_.readBack[int(it->second)];
     r.resumedTokens = r.numCachedTokens;
+    r.resumedFrom = r.hashCache[size_t(numCached - 1)];
   }
   return Status::success();
 }
@@ -811,6 +829,9 @@ Status CacheManager::hashBlocks(Request &r, int64_t numNew,
   else
     ++funnel_.taken[k];
   noteKind(last, kind);
+  if (after.dropped == before.dropped &&
+      (kind == CheckpointKind::PromptEnd || kind == CheckpointKind::ResponseEnd))
+    supersede(r);
   return Status::success();
 }
 
@@ -888,6 +909,7 @@ Status CacheManager::deallocate(Request &r) {
   r.demandCounted = r.demandDeclined = false;
   r.lastCheckpointPos = 0;
   r.resumedTokens = 0;
+  r.resumedFrom.reset();
   if (store_) {
     liveIds_.erase(r.id);
     // Its last checkpoint (a response end, say) still lands: the slot's

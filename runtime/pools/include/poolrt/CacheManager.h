@@ -72,8 +72,10 @@ struct Request {
   /// output it may generate; 0: unknown). The response-end checkpoint is
   /// the last hash-block boundary its committed tokens reach.
   int64_t responseEnd = 0;
-  /// Tokens its admission resumed from a checkpoint (0: none).
+  /// Tokens its admission resumed from a checkpoint (0: none), and the
+  /// checkpoint's hash.
   int64_t resumedTokens = 0;
+  std::optional<BlockHash> resumedFrom;
   StateHolder state; // group, fork source, hasPerReqCache, numTokens
   /// The tenant's cache salt (vLLM's cache_salt): requests hit only blocks
   /// published under the same salt. Set it before the first canAllocate;
@@ -626,6 +628,9 @@ private:
   /// Whether a checkpoint of `kind` is worth its bytes now (the ends of a
   /// turn are kept where the traffic reads them back).
   bool worthTaking(CheckpointKind kind);
+  /// r kept a prompt or response end: the image of its own conversation it
+  /// resumed from gives its units back.
+  void supersede(Request &r);
   int64_t skipped_[kNumCheckpointKinds] = {};
   /// Label the checkpoint taken under `h` (kindOf_).
   void noteKind(BlockHash h, CheckpointKind kind);
