@@ -219,12 +219,16 @@ void CacheManager::supersede(Request &r) {
   // keeps a later prompt or response end of its own, has served its turn:
   // the next turn extends the later one. Its units go back to the blocks
   // now instead of when its boundary block ages out. Only a conversation's
-  // own image: a branch point is shared. Groups are a pool of their own
-  // and spend their least recently used checkpoint anyway.
+  // own image: a branch point is shared. Only under pressure (no vacant
+  // block left): while bytes are free the image stays for a request that
+  // branches from it again (a regenerated answer). Groups are a pool of
+  // their own and spend their least recently used checkpoint anyway.
   if (!store_ || !r.resumedFrom)
     return;
   BlockHash h = *r.resumedFrom;
   r.resumedFrom.reset();
+  if (blocks_->hasVacant())
+    return;
   auto it = kindOf_.find(h);
   if (it != kindOf_.end() && (it->second == CheckpointKind::PromptEnd ||
                               it->second == CheckpointKind::ResponseEnd))

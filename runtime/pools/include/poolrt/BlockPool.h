@@ -170,6 +170,9 @@ public:
   int32_t numBlocks() const { return numBlocks_; }
   int32_t maxBlocks() const { return int32_t(meta.size()); }
   int32_t numFree() const { return numFree_; }
+  /// Whether a free block holds nothing (a pop takes it before any cached
+  /// one): the pool is not yet under pressure.
+  bool hasVacant() const { return !vacant.empty(); }
   int32_t numUsed() const { return numUsed_; }
   /// Blocks reachable by content hash, held or merely not yet overwritten.
   int32_t numIndexed() const { return int32_t(index.size()); }
