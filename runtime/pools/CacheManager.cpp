@@ -401,8 +401,6 @@ int64_t CacheManager::checkpointCut(Request &r, int64_t start, int64_t end) {
     rung = std::min(end, limit) / interval_ * interval_;
   int64_t demand = r.checkpointDemandPos;
   int64_t target = std::max(rung, demand <= end ? demand : 0);
-  if (target > rung && target < end && target > start)
-    ++funnel_.chunksCutForDemand;
   // The prompt's end, when the chunk passes it (a chunk that ends on the
   // prompt's last token reaches the boundary only if it is that token). The
   // earliest target in the chunk wins: the next chunk reaches the others.
@@ -412,6 +410,8 @@ int64_t CacheManager::checkpointCut(Request &r, int64_t start, int64_t end) {
     target = prompt;
   if (target <= start)
     return 0;
+  if (target == demand && target > rung && target < end)
+    ++funnel_.chunksCutForDemand;
   return target;
 }
 

@@ -44,6 +44,14 @@ TierSession::create(const SolvedLayout &L, Device &device, KernelLauncher &launc
   // object's checkpoint comes from the forward that ends on its boundary
   // (cut), wherever the cache's own checkpoints are.
   int64_t chunk = options.tierChunkTokens > 0 ? options.tierChunkTokens : alignUp(256, bs);
+  if (options.tierChunkTokens <= 0 && stateful && cache.interval() > 0) {
+    // The default must divide the interval (below): the smallest multiple
+    // of the block of at least 256 tokens that does, else the interval.
+    int64_t blocks = cache.interval() / bs, k = chunk / bs;
+    while (k < blocks && blocks % k != 0)
+      ++k;
+    chunk = std::min(k, blocks) * bs;
+  }
   if (chunk % bs != 0)
     return Error::invalid("tier: the object size of " + std::to_string(chunk) +
                           " tokens is not a multiple of the block size " +
